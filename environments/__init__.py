@@ -1,0 +1,1 @@
+"""Slipstream environment servers: search, code, sql, web and the arithmetic toy."""

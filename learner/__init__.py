@@ -1,0 +1,1 @@
+"""Slipstream learner: advantages, off-policy losses, checkpoints, weight publication."""

@@ -1,0 +1,1 @@
+"""Slipstream services: one FastAPI app per package."""

@@ -1,0 +1,1 @@
+"""Slipstream api service: control plane: jobs, tokens, dashboard."""

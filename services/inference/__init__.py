@@ -1,0 +1,1 @@
+"""Slipstream inference service: OpenAI-compatible + token engine."""

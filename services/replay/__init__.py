@@ -1,0 +1,1 @@
+"""Slipstream replay service: trajectory store."""

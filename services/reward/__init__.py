@@ -1,0 +1,1 @@
+"""Slipstream reward service: verifiers: /v1/score."""

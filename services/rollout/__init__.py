@@ -1,0 +1,1 @@
+"""Slipstream rollout service: rollout worker pool."""

@@ -1,0 +1,3 @@
+"""Request/response models of the rollout service's HTTP API."""
+
+from __future__ import annotations
