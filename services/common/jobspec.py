@@ -191,3 +191,26 @@ def load_job_spec(path: str | Path) -> JobSpec:
     if not isinstance(data, dict):
         raise JobSpecError([("(root)", "a job spec must be a mapping")], str(path))
     return parse_job_spec(data, str(path))
+
+
+class Endpoints(SpecModel):
+    """Where a job's processes find the services (base URLs)."""
+
+    api: str | None = Field(None, description="Control plane, for metrics and events.")
+    inference: str = Field("http://127.0.0.1:8001", description="Inference router/replica.")
+    inference_replicas: list[str] = Field(
+        default_factory=list, description="Every replica (weight publication); empty = router."
+    )
+    environments: str = Field("http://127.0.0.1:8010", description="Environment server.")
+    reward: str | None = Field("http://127.0.0.1:8002", description="Reward service.")
+    replay: str = Field("http://127.0.0.1:8003", description="Replay service.")
+
+
+class JobRuntime(SpecModel):
+    """What the job runner hands each process of a job (learner, rollout workers)."""
+
+    job_id: str = Field(description="The job's id.")
+    spec: JobSpec = Field(description="The validated job spec.")
+    endpoints: Endpoints = Field(default_factory=Endpoints, description="Service URLs.")
+    run_dir: str = Field(description="Directory for checkpoints, metrics and logs.")
+    worker_index: int = Field(0, ge=0, description="Which rollout worker this is.")

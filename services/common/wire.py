@@ -304,3 +304,50 @@ class StepResult(WireModel):
     error: ToolError | None = None
     state_key: str | None = Field(None, description="Hash of the env state (GiGPO groups).")
     info: dict[str, Any] = Field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------- reward
+
+
+class ScoreItem(WireModel):
+    """One finished episode to score. The verifier looks the gold answer up itself from
+    the environment's task set (the agent never sees it)."""
+
+    env: str
+    task_set: str = "default"
+    task_id: str
+    task_type: str = Field(description="Verifier key, e.g. 'exact_match', 'sql', 'code'.")
+    final_answer: str | None = Field(None, description="The agent's final answer, if any.")
+    messages: list[Message] = Field(default_factory=list)
+    env_reward: float | None = Field(
+        None, description="A reward the environment computed itself (e.g. tests passed)."
+    )
+
+
+class ScoreRequest(WireModel):
+    items: list[ScoreItem] = Field(min_length=1, max_length=1024)
+
+
+class ScoreResult(WireModel):
+    reward: float
+    verifier: str
+    ok: bool = Field(description="False when the verifier failed; `reward` is then not real.")
+    error: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScoreResponse(WireModel):
+    results: list[ScoreResult]
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+class MetricPoint(WireModel):
+    """One row of a job's metrics time series (learner step, eval, rollout stats)."""
+
+    job_id: str
+    step: NonNegativeInt
+    ts: float = Field(default_factory=time.time)
+    kind: Literal["train", "eval", "rollout"] = "train"
+    values: dict[str, float]
