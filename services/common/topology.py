@@ -3,6 +3,7 @@ docker-compose and the tests agree on."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 
@@ -10,8 +11,17 @@ from dataclasses import dataclass
 class ServiceEntry:
     name: str
     module: str
-    port: int
+    default_port: int
     description: str
+
+    @property
+    def port(self) -> int:
+        """The default port, unless `SLIPSTREAM_<NAME>_PORT` says otherwise."""
+        return int(os.environ.get(f"SLIPSTREAM_{self.name.upper()}_PORT", self.default_port))
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
 
 SERVICES: tuple[ServiceEntry, ...] = (

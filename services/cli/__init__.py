@@ -1,0 +1,1 @@
+"""The `slipstream` command line."""

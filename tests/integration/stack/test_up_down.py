@@ -1,0 +1,77 @@
+"""`slipstream up` starts real service processes; `down` leaves none behind."""
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+SERVICES = ["reward", "replay"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", *args],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(
+        f"/proc/{pid}/status"
+    ).read_text().lower()
+
+
+@pytest.fixture
+def stack_env(tmp_path: Path) -> dict[str, str]:
+    env = {**os.environ, "SLIPSTREAM_HOME": str(tmp_path)}
+    for name in SERVICES:
+        env[f"SLIPSTREAM_{name.upper()}_PORT"] = str(_free_port())
+    return env
+
+
+def test_up_serves_health_and_metrics_then_down_leaves_nothing(
+    stack_env: dict[str, str], tmp_path: Path
+) -> None:
+    selection = [arg for name in SERVICES for arg in ("-s", name)]
+    up = _cli(["up", "-d", *selection, "--timeout", "60"], stack_env)
+    pids = {name: int((tmp_path / "run" / f"{name}.pid").read_text()) for name in SERVICES}
+    try:
+        assert up.returncode == 0, up.stderr
+        for name in SERVICES:
+            base = f"http://127.0.0.1:{stack_env[f'SLIPSTREAM_{name.upper()}_PORT']}"
+            assert httpx.get(base + "/healthz", timeout=5).json()["service"] == name
+            metrics = httpx.get(base + "/metrics", timeout=5)
+            assert metrics.status_code == 200
+            assert f"slipstream_{name}_http_requests_total" in metrics.text
+            assert (tmp_path / "logs" / f"{name}.log").exists()
+        status = _cli(["status"], stack_env)
+        assert status.returncode == 0
+        for name in SERVICES:
+            line = next(ln for ln in status.stdout.splitlines() if ln.startswith(name))
+            assert str(pids[name]) in line and "yes" in line
+    finally:
+        down = _cli(["down"], stack_env)
+    assert down.returncode == 0, down.stderr
+    for name, pid in pids.items():
+        assert not _alive(pid), f"{name} (pid {pid}) survived `slipstream down`"
+        assert not (tmp_path / "run" / f"{name}.pid").exists()
+
+
+def test_unknown_service_is_rejected(stack_env: dict[str, str]) -> None:
+    result = _cli(["up", "-d", "-s", "nonesuch"], stack_env)
+    assert result.returncode == 1
+    assert "unknown service" in result.stderr
