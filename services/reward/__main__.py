@@ -4,9 +4,9 @@ from __future__ import annotations
 
 
 def main(argv: list[str] | None = None) -> None:
+    from services.common.serve import service_main
     from services.reward.app import create_app
     from services.reward.settings import RewardSettings
-    from services.common.serve import service_main
 
     service_main("reward", RewardSettings, create_app, argv)
 
