@@ -70,19 +70,20 @@ def create_app(settings: EnvironmentsSettings | None = None) -> FastAPI:
     settings = settings or EnvironmentsSettings()
     metrics = Metrics("environments")
     host = EnvironmentHost(settings, metrics)
-    mcp_app = None
+    mcp_view = None
     if settings.mcp:
-        from environments.mcp_view import build_mcp_app
+        from environments.mcp_view import McpView
 
-        mcp_app = build_mcp_app(host)
+        mcp_view = McpView(host)
+        mcp_routes = mcp_view.http_app(settings.host).routes
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         preload = asyncio.create_task(asyncio.to_thread(host.preload)) if settings.preload else None
         sweeper = asyncio.create_task(host.sweep_forever())
         async with contextlib.AsyncExitStack() as stack:
-            if mcp_app is not None:
-                await stack.enter_async_context(mcp_app.lifespan_context())
+            if mcp_view is not None:
+                await stack.enter_async_context(mcp_view.running())
             try:
                 yield
             finally:
@@ -95,6 +96,6 @@ def create_app(settings: EnvironmentsSettings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.host = host
     app.include_router(build_router())
-    if mcp_app is not None:
-        app.mount("/mcp", mcp_app.asgi)
+    if mcp_view is not None:
+        app.router.routes.extend(mcp_routes)
     return app

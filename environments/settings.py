@@ -56,4 +56,4 @@ class EnvironmentsSettings(ServiceSettings):
         8000, ge=100, description="Observations longer than this are truncated (with a note)."
     )
     sweep_interval_s: float = Field(5.0, gt=0, description="How often expired sessions are swept.")
-    mcp: bool = Field(False, description="Mount the MCP view of the tools at /mcp.")
+    mcp: bool = Field(True, description="Mount the MCP view of the tools at /mcp.")
