@@ -3,6 +3,7 @@ log in `$SLIPSTREAM_HOME/logs/<service>.log` and its pid in `$SLIPSTREAM_HOME/ru
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -125,10 +126,8 @@ def stop_service(name: str, grace_s: float = 10.0) -> bool:
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def select(names: Iterable[str] | None) -> list[ServiceEntry]:
