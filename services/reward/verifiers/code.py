@@ -43,10 +43,12 @@ CodeRunner = Callable[[str, float], RunOutcome]
 """Runs Python source under limits with a wall-clock timeout; returns its outcome."""
 
 _HARNESS = """
-import json as _json, sys as _sys
+import io as _io, json as _json, sys as _sys
 _program = {program!r}
 _tests = {tests!r}
 _marker = {marker!r}
+_out = _sys.stdout
+_sys.stdout = _sys.stderr = _io.StringIO()  # the program's output must not bury the report
 _results = []
 _ns = {{"__name__": "__main__"}}
 try:
@@ -63,8 +65,8 @@ for _test in _tests:
         _results.append(True)
     except BaseException:
         _results.append(False)
-_sys.stdout.flush()
-print("\\n" + _marker + _json.dumps({{"passed": _results, "load_error": _loaded}}), flush=True)
+_out.write("\\n" + _marker + _json.dumps({{"passed": _results, "load_error": _loaded}}) + "\\n")
+_out.flush()
 """
 
 
