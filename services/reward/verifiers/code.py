@@ -37,6 +37,7 @@ class RunOutcome:
     stderr: str
     returncode: int | None
     timed_out: bool = False
+    isolation: str | None = None
 
 
 CodeRunner = Callable[[str, float], RunOutcome]
@@ -105,17 +106,26 @@ def hidden_tests(gold: dict[str, Any]) -> list[str]:
 
 
 def sandbox_runner(source: str, timeout_s: float) -> RunOutcome:
-    """The default runner: the code environment's bubblewrap sandbox."""
+    """The default runner: the code environment's bubblewrap sandbox
+    (`environments.code.sandbox.run_python`) with its default limits and our wall clock."""
     try:
-        from environments.code.sandbox import run_python  # type: ignore[import-not-found]
+        from environments.code.models import Limits, Status
+        from environments.code.sandbox import run_python
     except ImportError as exc:
         raise VerifierError(f"the code sandbox is not available: {exc}") from exc
-    result = run_python(source, timeout_s=timeout_s)
+    limits = Limits(wall_time_s=timeout_s, cpu_time_s=timeout_s)
+    try:
+        result = run_python(source, limits=limits)
+    except Exception as exc:  # busy slots, bad settings: the sandbox failed, not the code
+        raise VerifierError(f"sandbox failed: {type(exc).__name__}: {exc}") from exc
+    if result.error:
+        raise VerifierError(f"sandbox failed ({result.isolation}): {result.error}")
     return RunOutcome(
         stdout=result.stdout,
         stderr=result.stderr,
-        returncode=result.returncode,
-        timed_out=bool(result.timed_out),
+        returncode=result.exit_code,
+        timed_out=result.status == Status.TIMEOUT,
+        isolation=str(result.isolation),
     )
 
 
@@ -155,6 +165,7 @@ class CodeVerifier(Verifier):
             return Verdict(0.0, {**details, "passed": 0, "answered": False})
         marker = "@@slipstream-" + secrets.token_hex(8) + "@@"
         outcome = self.runner(build_harness(program, tests, marker), self.run_timeout_s)
+        details["isolation"] = outcome.isolation
         report = parse_report(outcome, marker, len(tests))
         if report is None:  # killed, timed out or exited early: no test counts as passed
             reason = "timeout" if outcome.timed_out else f"exit {outcome.returncode}"
