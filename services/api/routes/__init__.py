@@ -1,0 +1,1 @@
+"""HTTP routes of the api service, one module per resource."""
