@@ -4,9 +4,9 @@ from __future__ import annotations
 
 
 def main(argv: list[str] | None = None) -> None:
+    from services.common.serve import service_main
     from services.replay.app import create_app
     from services.replay.settings import ReplaySettings
-    from services.common.serve import service_main
 
     service_main("replay", ReplaySettings, create_app, argv)
 

@@ -41,6 +41,27 @@ class AdmitRequest(WireModel):
 class AdmitResponse(WireModel):
     admitted: NonNegativeInt = Field(description="How many of `count` may start now.")
     started: NonNegativeInt = Field(description="Episodes started for the job so far.")
+    finished: bool = Field(False, description="The job is finished: start nothing more.")
+
+
+class ReleaseRequest(WireModel):
+    """Give admission slots back for episodes that were admitted but will never be pushed
+    (a worker stopping mid-group)."""
+
+    count: int = Field(ge=1, description="Admitted episodes that will never arrive.")
+
+
+class AckResponse(WireModel):
+    acked: bool = Field(description="False if the batch was unknown (already acked, or "
+                        "redelivered after its visibility timeout).")
+
+
+class RecoverResponse(WireModel):
+    requeued_batches: NonNegativeInt = Field(description="Pending batches put back.")
+
+
+class FinishRequest(WireModel):
+    reason: str = Field("finished", description="Why the job ended (shown to workers).")
 
 
 class ReplayStats(WireModel):
@@ -55,6 +76,14 @@ class ReplayStats(WireModel):
     age_histogram: dict[str, int] = Field(
         default_factory=dict, description="Waiting samples by version gap (str keys)."
     )
+    incomplete_groups: NonNegativeInt = Field(0, description="Groups still missing members.")
+    pending_samples: NonNegativeInt = Field(0, description="Samples in unacked batches.")
+    redelivered_batches: NonNegativeInt = Field(
+        0, description="Batches put back after a timeout or a learner recover."
+    )
+    archived: NonNegativeInt = Field(0, description="Trajectories kept for browsing.")
+    finished: bool = Field(False, description="The job was marked finished.")
+    finish_reason: str | None = Field(None, description="Why, when finished.")
 
 
 class TrajectoryPage(WireModel):
