@@ -13,7 +13,7 @@ from services.reward.verifiers.env_reward import EnvRewardVerifier
 from services.reward.verifiers.exact_match import ExactMatchVerifier
 from services.reward.verifiers.format import FormatVerifier
 from services.reward.verifiers.judge import JudgeConfig, JudgeVerifier
-from services.reward.verifiers.sql import DatabaseResolver, SqlVerifier, task_database
+from services.reward.verifiers.sql import DatabaseResolver, SqlVerifier, environment_databases
 
 
 def judge_config(settings: RewardSettings) -> JudgeConfig:
@@ -34,7 +34,7 @@ def build_registry(
     settings: RewardSettings,
     *,
     lookup: TaskLookup | None = None,
-    resolve_db: DatabaseResolver = task_database,
+    resolve_db: DatabaseResolver | None = None,
     code_runner: CodeRunner = sandbox_runner,
     judge_transport: httpx.AsyncBaseTransport | None = None,
 ) -> VerifierRegistry:
@@ -46,7 +46,7 @@ def build_registry(
             ArithmeticVerifier(lookup, settings.arithmetic_rel_tol),
             SqlVerifier(
                 lookup,
-                resolve_db,
+                resolve_db or environment_databases(settings.data_dir),
                 query_timeout_s=settings.sql_query_timeout_s,
                 max_rows=settings.sql_max_rows,
             ),

@@ -63,16 +63,25 @@ def results_match(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]], orde
     return Counter(gold_rows) == Counter(pred_rows)
 
 
-def task_database(task: GoldTask) -> Path:
+def environment_databases(data_dir: str | None = None) -> DatabaseResolver:
     """Default resolver: `gold["db_path"]` when the task carries one, else the sql
-    environment's database for `db_id`."""
-    if task.gold.get("db_path"):
-        return Path(task.gold["db_path"])
-    try:
-        from environments.sql.db import database_path  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise VerifierError(f"cannot resolve database '{task.db_id}': {exc}") from exc
-    return Path(database_path(task.db_id))
+    environment's database file for `db_id` (`environments.sql.db.database_path`)."""
+
+    def resolve(task: GoldTask) -> Path:
+        if task.gold.get("db_path"):
+            return Path(task.gold["db_path"])
+        if not task.db_id:
+            raise VerifierError(f"task {task.task_id} names no database (db_id)")
+        try:
+            from environments.sql.db import database_path
+        except ImportError as exc:
+            raise VerifierError(f"cannot resolve database '{task.db_id}': {exc}") from exc
+        try:
+            return Path(database_path(task.db_id, data_dir))
+        except (KeyError, RuntimeError, OSError) as exc:
+            raise VerifierError(f"database '{task.db_id}' unavailable: {exc}") from exc
+
+    return resolve
 
 
 class SqlVerifier(Verifier):
@@ -85,13 +94,13 @@ class SqlVerifier(Verifier):
     def __init__(
         self,
         lookup: TaskLookup,
-        resolve_db: DatabaseResolver = task_database,
+        resolve_db: DatabaseResolver | None = None,
         *,
         query_timeout_s: float = 5.0,
         max_rows: int = 10_000,
     ) -> None:
         self.lookup = lookup
-        self.resolve_db = resolve_db
+        self.resolve_db = resolve_db or environment_databases()
         self.query_timeout_s = query_timeout_s
         self.max_rows = max_rows
 
