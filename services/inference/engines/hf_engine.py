@@ -189,13 +189,16 @@ class HfEngine(Engine):
         if seq.aborted:
             self._finish(seq, FinishReason.ABORT)
             return self.tokenizer.pad_token_id or 0
-        processed = self.settings.logprobs_mode == "processed_logprobs"
-        token, logprob = sample_token(logits, seq.params, seq.generator, processed)
+        token, logprob = self._sample(seq, logits)
         seq.output.append(token)
         reason = self._finish_reason(seq, token)
         seq.queue.put_nowait(Chunk([token], [logprob], [version], reason))
         seq.finished = reason is not None
         return token
+
+    def _sample(self, seq: _Seq, logits: torch.Tensor) -> tuple[int, float]:
+        processed = self.settings.logprobs_mode == "processed_logprobs"
+        return sample_token(logits, seq.params, seq.generator, processed)
 
     def _finish_reason(self, seq: _Seq, token: int) -> FinishReason | None:
         params = seq.params
