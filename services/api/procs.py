@@ -36,14 +36,34 @@ def is_zombie(pid: int) -> bool:
 
 
 def group_alive(pgid: int) -> bool:
-    """Whether any process is left in the process group (a zombie leader counts)."""
+    """Whether any live (non-zombie) process is left in the process group. Zombies do not
+    count: an orphan that was killed may wait a while for init to reap it."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    if not PROC.exists():
+        return True
+    return bool(group_members(pgid))
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) pids whose process group is `pgid`."""
+    members = []
+    for entry in PROC.iterdir():
+        if entry.name.isdigit():
+            fields = _stat_fields(int(entry.name))
+            if fields and int(fields[2]) == pgid and fields[0] != "Z":
+                members.append(int(entry.name))
+    return members
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether `pid` is a live process (zombies count as gone)."""
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] != "Z"
 
 
 def signal_group(pgid: int, sig: signal.Signals) -> None:
