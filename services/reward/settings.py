@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from services.common.settings import ServiceSettings, service_settings_config
 
@@ -19,6 +19,11 @@ DEFAULT_RUBRIC = (
     "unsupported claims. Think briefly, then end with a line of the form 'SCORE: N' where N "
     "is an integer from 0 (wrong) to 10 (fully correct)."
 )
+
+# Verifiers that wait on more than one thing get longer limits than default_timeout_s:
+# sql runs two queries (sql_query_timeout_s each), code runs the sandbox
+# (code_test_timeout_s), the judge may retry (judge_max_attempts x judge_request_timeout_s).
+BUILTIN_TIMEOUTS: dict[str, float] = {"sql": 15.0, "code": 60.0, "llm_judge": 120.0}
 
 
 class RewardSettings(ServiceSettings):
@@ -48,8 +53,10 @@ class RewardSettings(ServiceSettings):
         "`timeouts`. A verifier that runs past it yields ok=False, error 'timeout'.",
     )
     timeouts: dict[str, float] = Field(
-        default_factory=lambda: {"sql": 10.0, "code": 60.0, "llm_judge": 120.0},
-        description="Per-verifier time limits in seconds, by verifier name.",
+        default_factory=dict,
+        description="Per-verifier time limits in seconds, by verifier name, e.g. "
+        '{"sql": 5}. They override the built-in ones (sql 15, code 60, llm_judge 120); '
+        "other verifiers use default_timeout_s.",
     )
 
     # ------------------------------------------------------------------- verifiers
@@ -112,10 +119,21 @@ class RewardSettings(ServiceSettings):
         "verdict is recorded as a failure (ok=False).",
     )
     judge_request_timeout_s: float = Field(
-        60.0, gt=0, description="Time limit of one HTTP call to the judge."
+        30.0, gt=0, description="Time limit of one HTTP call to the judge."
     )
     judge_max_tokens: int = Field(256, ge=1, description="max_tokens of a judge call.")
     judge_temperature: float = Field(0.0, ge=0, description="Sampling temperature of the judge.")
 
+    @field_validator("timeouts")
+    @classmethod
+    def _positive(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = {k: v for k, v in value.items() if not v > 0}
+        if bad:
+            raise ValueError(f"time limits must be > 0 seconds: {bad}")
+        return value
+
     def timeout_for(self, verifier: str) -> float:
-        return self.timeouts.get(verifier, self.default_timeout_s)
+        """The time limit of one item for `verifier`."""
+        if verifier in self.timeouts:
+            return self.timeouts[verifier]
+        return BUILTIN_TIMEOUTS.get(verifier, self.default_timeout_s)
