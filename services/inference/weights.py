@@ -45,7 +45,9 @@ def read_header(file: Path) -> TensorShapes:
         with file.open("rb") as fh:
             (length,) = struct.unpack("<Q", fh.read(8))
             if length > 100_000_000:
-                raise CheckpointError(f"{file}: implausible header length {length}")
+                raise CheckpointError(
+                    f"{file}: not a readable safetensors file (header length {length})"
+                )
             header = json.loads(fh.read(length))
     except (OSError, struct.error, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CheckpointError(f"{file}: not a readable safetensors file ({exc})") from exc
