@@ -1,7 +1,7 @@
 """sql: execution match. Gold and predicted queries run read-only on the task's database;
 their results are compared as multisets of rows, or as ordered lists when the gold query
-has an ORDER BY. Column names are ignored, column order and values are not (numbers are
-compared by value: 3 == 3.0)."""
+has an ORDER BY (or the task's `gold["ordered"]` says so). Column names are ignored;
+column order and values are not (numbers are compared by value: 3 == 3.0)."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ class SqlVerifier(Verifier):
             gold_rows = self._run(db, task.gold_sql)
         except (QueryFailed, FileNotFoundError) as exc:
             raise VerifierError(f"gold query failed on {db.name}: {exc}") from exc
-        ordered = is_ordered(task.gold_sql)
+        ordered = bool(task.gold.get("ordered", is_ordered(task.gold_sql)))
         details: dict[str, Any] = {"ordered": ordered, "gold_rows": len(gold_rows)}
         sql = predicted_sql(item)
         if sql is None:

@@ -130,7 +130,7 @@ def test_runaway_predicted_query_is_stopped(
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
     )
     verdict = verifier.score(make_item("sql", "longest", final_answer=forever))
-    assert verdict.reward == 0.0 and "exceeded" in verdict.details["predicted_error"]
+    assert verdict.reward == 0.0 and "QueryTimeout" in verdict.details["predicted_error"]
 
 
 def test_row_cap(music_db: Path) -> None:

@@ -89,3 +89,28 @@ def test_chinook_cannot_be_modified(verifier: SqlVerifier) -> None:
     path = verifier.resolve_db(TASKS[0])
     names = run_query(path, "SELECT COUNT(*) FROM Track WHERE Name = 'x'", timeout_s=5, max_rows=1)
     assert names == [(0,)]
+
+
+def test_real_sql_task_set_through_the_registry(data_dir: Path) -> None:
+    """Every 10th task of the sql environment's task set, found by the production lookup:
+    its own gold query matches, the same query with its last row dropped does not."""
+    from environments.registry import get_task_set
+    from services.reward.registry import build_registry
+    from services.reward.settings import RewardSettings
+
+    try:
+        tasks = get_task_set("sql", "default", data_dir=data_dir).tasks[::10]
+    except Exception as exc:
+        pytest.skip(f"sql task set unavailable: {exc}")
+    verifier = build_registry(RewardSettings(data_dir=str(data_dir))).get("sql")
+    assert {t.db_id for t in tasks} >= {"chinook", "synth_1"}
+    for task in tasks:
+        gold = task.gold_sql or ""
+        item = ScoreItem(env="sql", task_id=task.task_id, task_type="sql", final_answer=gold)
+        verdict = verifier.score(item)
+        assert verdict.reward == 1.0, (task.task_id, verdict.details)
+        if verdict.details["gold_rows"] == 0:
+            continue
+        fewer = f"SELECT * FROM ({gold}) LIMIT {verdict.details['gold_rows'] - 1}"
+        item = ScoreItem(env="sql", task_id=task.task_id, task_type="sql", final_answer=fewer)
+        assert verifier.score(item).reward == 0.0, task.task_id
