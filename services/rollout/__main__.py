@@ -4,9 +4,9 @@ from __future__ import annotations
 
 
 def main(argv: list[str] | None = None) -> None:
+    from services.common.serve import service_main
     from services.rollout.app import create_app
     from services.rollout.settings import RolloutSettings
-    from services.common.serve import service_main
 
     service_main("rollout", RolloutSettings, create_app, argv)
 
