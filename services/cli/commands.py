@@ -206,7 +206,7 @@ def tokens_create(name: str, scope: str) -> None:
     from services.api.tokens import create_token
 
     settings = ApiSettings()
-    typer.echo(create_token(settings.database_url, name, scope))
+    typer.echo(create_token(settings.resolved_database_url(), name, scope))
 
 
 def home() -> Path:

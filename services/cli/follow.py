@@ -21,18 +21,10 @@ from services.common.wire import MetricPoint
 POLL_S = 2.0
 
 
-def api_token() -> str | None:
-    """`$SLIPSTREAM_TOKEN`, else the bootstrap token the local api wrote on first start."""
-    token = os.environ.get("SLIPSTREAM_TOKEN")
-    if token:
-        return token
-    path = slipstream_home() / "token"
-    return path.read_text().strip() if path.exists() else None
-
-
 def api_client() -> ApiClient:
-    url = os.environ.get("SLIPSTREAM_API_URL", by_name("api").url)
-    return ApiClient(url, token=api_token())
+    """The control plane at `$SLIPSTREAM_API_URL` (default: the local stack), with the token
+    from `$SLIPSTREAM_API_TOKEN` or the bootstrap file the local api wrote on first start."""
+    return ApiClient(os.environ.get("SLIPSTREAM_API_URL", by_name("api").url))
 
 
 def stack_settings_for(spec: JobSpec) -> list[str]:
