@@ -99,7 +99,11 @@ class RewardSettings(ServiceSettings):
         description="Base URL of an OpenAI-compatible server that "
         "answers POST /v1/chat/completions (the inference service by default).",
     )
-    judge_model: str = Field("judge", description="`model` field sent to the judge server.")
+    judge_model: str = Field(
+        "",
+        description="`model` field sent to the judge server; empty means whatever model the "
+        "Slipstream inference service serves (other OpenAI-compatible servers need a name).",
+    )
     judge_api_key: str | None = Field(
         None, description="Bearer token for the judge server, if it needs one."
     )

@@ -134,6 +134,11 @@ class JudgeVerifier(Verifier):
         for attempt in range(1, self.config.max_attempts + 1):
             try:
                 verdict = await self._ask(messages)
+            except httpx.HTTPStatusError as exc:
+                problems.append(f"attempt {attempt}: {_status_problem(exc.response)}")
+                if exc.response.status_code in _FINAL_STATUSES:  # retrying cannot help
+                    break
+                continue
             except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as exc:
                 problems.append(f"attempt {attempt}: {type(exc).__name__}: {exc}"[:300])
                 continue
@@ -147,6 +152,19 @@ class JudgeVerifier(Verifier):
                 return Verdict(grade, details)
             problems.append(f"attempt {attempt}: unparseable verdict {verdict[-200:]!r}")
         raise VerifierError("judge gave no usable verdict; " + "; ".join(problems))
+
+
+# Client errors that the same request would meet again (bad model name, bad auth, bad body).
+_FINAL_STATUSES = {400, 401, 403, 404, 405, 413, 422}
+
+
+def _status_problem(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+        message = body.get("message") or body.get("error") or body
+    except ValueError:
+        message = response.text
+    return f"HTTP {response.status_code} from judge: {str(message)[:200]}"
 
 
 def _question_and_references(item: ScoreItem, lookup: TaskLookup) -> tuple[str, list[str]]:

@@ -116,3 +116,14 @@ async def test_unreachable_judge_fails_after_bounded_attempts(data_dir: Path, ta
     with pytest.raises(VerifierError, match="ConnectError"):
         await verifier.ascore(_item(task))
     await verifier.aclose()
+
+
+async def test_client_errors_are_not_retried(
+    judge: JudgeServer, data_dir: Path, task: Task
+) -> None:
+    judge.reply(404)  # e.g. a model name the server does not serve
+    verifier = _verifier(judge, data_dir, attempts=3)
+    with pytest.raises(VerifierError, match="HTTP 404 from judge"):
+        await verifier.ascore(_item(task))
+    await verifier.aclose()
+    assert len(judge.requests) == 1
