@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 
 ACTIVE = (JobStatus.STARTING, JobStatus.RUNNING)
 RESTARTED = "api restarted while running; its processes were stopped (resubmit to rerun)"
+CANCELLED = "cancelled by request"
 Role = Literal["learner", "worker"]
 STOPPED = "api stopped while running; its processes were stopped (resubmit to rerun)"
 
@@ -274,18 +275,18 @@ class JobRunner:
         """Cancel a job: queued ones at once, running ones once every process is gone."""
         self.store.request_cancel(job_id)
         with self.lock:
-            if self.store.transition(job_id, [JobStatus.QUEUED], JobStatus.CANCELLED):
+            if self.store.transition(
+                job_id, [JobStatus.QUEUED], JobStatus.CANCELLED, reason=CANCELLED
+            ):
                 return self.store.get_job(job_id)
             job = self.active.get(job_id)
             if job is not None:
-                self._finish(job, JobStatus.CANCELLED, "cancelled by request", stop=True)
+                self._finish(job, JobStatus.CANCELLED, CANCELLED, stop=True)
             else:
                 # Active in the store but not supervised here (e.g. this process runs
                 # no runner): stop whatever of it runs on this machine and record it.
                 info = self.store.get_job(job_id)
                 if info.status in ACTIVE:
                     self._kill_leftovers(info)
-                    self.store.transition(
-                        job_id, ACTIVE, JobStatus.CANCELLED, reason="cancelled by request"
-                    )
+                    self.store.transition(job_id, ACTIVE, JobStatus.CANCELLED, reason=CANCELLED)
         return self.store.get_job(job_id)

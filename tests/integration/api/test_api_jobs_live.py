@@ -19,10 +19,13 @@ from api_helpers import (
 )
 from sqlalchemy import select
 
+from services.api.auth import Forbidden, Unauthorized
 from services.api.client import ApiClient
 from services.api.db import open_database
 from services.api.models import Token
 from services.api.schemas import EventType, JobStatus
+from services.api.tokens import create_token
+from services.common.errors import BadRequest
 from services.common.jobspec import JobRuntime
 
 
@@ -144,3 +147,12 @@ def test_dashboard_and_ops_routes_need_no_token(server: ApiServer) -> None:
     assert httpx.get(server.url + "/healthz").status_code == 200
     assert "slipstream_api_http_requests_total" in httpx.get(server.url + "/metrics").text
     assert httpx.get(server.url + "/v1/jobs").status_code == 401
+    with ApiClient(server.url, token="slp_wrong") as client, pytest.raises(Unauthorized):
+        client.list_jobs()
+    reader = create_token(server.env["SLIPSTREAM_API_DATABASE_URL"], "reader", "read")
+    with ApiClient(server.url, token=reader) as client:
+        with pytest.raises(Forbidden):
+            client.submit(spec())
+        with pytest.raises(BadRequest, match="bach_size"):
+            ApiClient(server.url, token=server.token).submit(spec(bach_size=3))
+        assert client.list_jobs().total == 0
