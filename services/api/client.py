@@ -126,9 +126,10 @@ class ApiClient(ServiceClient):
 
     def metrics(
         self, job_id: str, kind: str | None = None, since_step: int | None = None
-    ) -> list[MetricPoint]:
+    ) -> MetricSeries:
+        """The job's metric time series (`.points`, by step), optionally filtered."""
         params = _metric_params(kind, since_step)
-        return self._get_model(f"/v1/jobs/{job_id}/metrics", MetricSeries, params=params).points
+        return self._get_model(f"/v1/jobs/{job_id}/metrics", MetricSeries, params=params)
 
     def post_metrics(self, job_id: str, points: list[MetricPoint]) -> int:
         response = self._request("POST", f"/v1/jobs/{job_id}/metrics", json=_points_body(points))
@@ -201,10 +202,9 @@ class AsyncApiClient(AsyncServiceClient):
 
     async def metrics(
         self, job_id: str, kind: str | None = None, since_step: int | None = None
-    ) -> list[MetricPoint]:
+    ) -> MetricSeries:
         params = _metric_params(kind, since_step)
-        series = await self._get_model(f"/v1/jobs/{job_id}/metrics", MetricSeries, params=params)
-        return series.points
+        return await self._get_model(f"/v1/jobs/{job_id}/metrics", MetricSeries, params=params)
 
     async def post_metrics(self, job_id: str, points: list[MetricPoint]) -> int:
         path = f"/v1/jobs/{job_id}/metrics"

@@ -21,8 +21,7 @@ class ReplayTrajectories:
         self.client = AsyncReplayClient(base_url, timeout=timeout_s, retries=1)
 
     async def page(self, job_id: str, offset: int, limit: int) -> TrajectoryPage:
-        page = await self.client.trajectories(job_id, offset=offset, limit=limit)  # type: ignore[attr-defined]
-        return TrajectoryPage.model_validate(page, from_attributes=True)
+        return await self.client.trajectories(job_id, offset=offset, limit=limit)
 
     async def aclose(self) -> None:
         await self.client.aclose()

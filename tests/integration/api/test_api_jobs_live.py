@@ -20,13 +20,14 @@ from api_helpers import (
 from sqlalchemy import select
 
 from services.api.auth import Forbidden, Unauthorized
-from services.api.client import ApiClient
+from services.api.client import ApiClient, AsyncApiClient
 from services.api.db import open_database
 from services.api.models import Token
 from services.api.schemas import EventType, JobStatus
 from services.api.tokens import create_token
 from services.common.errors import BadRequest
 from services.common.jobspec import JobRuntime
+from services.common.wire import MetricPoint
 
 
 def _server(tmp_path: Path, learner: list[str], worker: list[str]) -> ApiServer:
@@ -64,7 +65,7 @@ def test_learner_exit_0_completes_and_stops_every_worker(server: ApiServer) -> N
         pids = read_pids(run_dir)
         assert {"learner", "learner-child", "worker-0", "worker-1", "worker-0-child"} <= set(pids)
         assert all_gone(pids)
-        points = client.metrics(job.id)
+        points = client.metrics(job.id).points
         assert [p.step for p in points] == [0, 1, 2]
         assert final.last_step == 2 and final.last_metrics["loss"] == pytest.approx(1 / 3)
         runtime = JobRuntime.model_validate_json((run_dir / "runtime-worker-1.json").read_text())
@@ -156,3 +157,19 @@ def test_dashboard_and_ops_routes_need_no_token(server: ApiServer) -> None:
         with pytest.raises(BadRequest, match="bach_size"):
             ApiClient(server.url, token=server.token).submit(spec(bach_size=3))
         assert client.list_jobs().total == 0
+
+
+@pytest.mark.parametrize("server", [(learner_cmd("--steps", "2"), worker_cmd())], indirect=True)
+async def test_async_client_follows_a_job(server: ApiServer) -> None:
+    async with AsyncApiClient(server.url, token=server.token) as client:
+        job = await client.submit(spec(resources={"rollout_workers": 1}))
+        statuses = [e.data["status"] async for e in client.events(job.id) if e.type == "status"]
+        assert statuses[-1] == "completed"
+        final = await client.wait(job.id)
+        assert final.status is JobStatus.COMPLETED
+        assert [p.step for p in (await client.metrics(job.id, kind="train")).points] == [0, 1]
+        page = await client.list_jobs(status=["completed"])
+        assert [j.id for j in page.items] == [job.id]
+        point = MetricPoint(job_id=job.id, step=9, kind="eval", values={"eval_reward": 0.5})
+        assert await client.post_metrics(job.id, [point]) == 1  # admin may post too
+        assert (await client.metrics(job.id, since_step=5)).points[0].values["eval_reward"] == 0.5

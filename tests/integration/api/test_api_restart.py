@@ -49,7 +49,7 @@ def test_api_crash_keeps_records_and_fails_orphaned_jobs(tmp_path: Path, databas
             assert after.status is JobStatus.FAILED
             assert (after.failure_reason or "").startswith("api restarted while running")
             assert after.spec == before.spec and after.created_at == before.created_at
-            assert after.last_step is not None and len(client.metrics(long_job.id)) >= 1
+            assert after.last_step is not None and len(client.metrics(long_job.id).points) >= 1
             assert all_gone(pids)
             assert client.get_job(queued.id).status is JobStatus.CANCELLED
             page = client.list_jobs()
