@@ -37,7 +37,7 @@ def _open(app: FastAPI, settings: ApiSettings) -> None:
     app.state.db = db
     app.state.store = store = JobStore(db)
     if settings.admin_token:
-        ensure_token(db, "admin", Scope.ADMIN, settings.admin_token)
+        ensure_token(db, "admin", Scope.ADMIN, settings.admin_token.get_secret_value())
     token_file = settings.resolved_token_file()
     if settings.bootstrap_token and bootstrap_token(db, token_file):
         log.warning("no API token existed: wrote an admin token to %s (mode 0600)", token_file)

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from services.common.jobspec import Endpoints
 from services.common.settings import ServiceSettings, service_settings_config
@@ -106,7 +106,7 @@ class ApiSettings(ServiceSettings):
     token_file: Path | None = Field(
         None, description="Where the bootstrap token is written; None means {home}/token."
     )
-    admin_token: str | None = Field(
+    admin_token: SecretStr | None = Field(
         None,
         description="A plaintext admin token to register on start (compose/Helm secrets); "
         "stored hashed like any other token.",
