@@ -66,6 +66,25 @@ def build_router() -> APIRouter:
     return router
 
 
+def _include_env_routes(app: FastAPI, host: EnvironmentHost) -> None:
+    """Mount the extra routes environments declare (`Environment.http_routes`)."""
+    from environments.registry import get_environment
+
+    for name in host.env_names:
+        try:
+            cls = get_environment(name)
+        except Exception as exc:  # reported by /readyz when the env is loaded
+            log.warning("environment %s: cannot import for its routes: %s", name, exc)
+            continue
+
+        async def shared(name: str = name) -> object:
+            return (await host.loaded(name)).shared
+
+        router = cls.http_routes(shared)
+        if router is not None:
+            app.include_router(router)
+
+
 def create_app(settings: EnvironmentsSettings | None = None) -> FastAPI:
     settings = settings or EnvironmentsSettings()
     metrics = Metrics("environments")
@@ -96,6 +115,7 @@ def create_app(settings: EnvironmentsSettings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.host = host
     app.include_router(build_router())
+    _include_env_routes(app, host)
     if mcp_view is not None:
         app.router.routes.extend(mcp_routes)
     return app

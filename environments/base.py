@@ -19,13 +19,17 @@ import hashlib
 import json
 import logging
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from environments.tasks import Task, TaskSet, cache_path, default_data_dir
 from environments.tools import BadArguments, Final, ToolDef, ToolFailure, collect_tools
 from services.common.wire import SessionInfo, StepResult, ToolCall, ToolError, ToolSpec
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +42,7 @@ class EnvContext:
     options: dict[str, Any] = field(default_factory=dict)
     tool_timeout_s: float = 10.0
     max_observation_chars: int = 8000
+    metrics: Any = None  # the server's services.common.metrics.Metrics, when served
 
 
 class Environment:
@@ -99,6 +104,18 @@ class Environment:
         except OSError as exc:  # a read-only data dir still serves the in-memory set
             log.warning("cannot cache task set at %s: %s", path, exc)
         return task_set
+
+    @classmethod
+    def http_routes(cls, shared: Callable[[], Awaitable[Any]]) -> APIRouter | None:
+        """Extra HTTP routes this environment adds to the environment server (e.g. the
+        code environment's `POST /v1/run_code`). `await shared()` gives its shared state,
+        loading the environment if needed. Default: none."""
+        return None
+
+    @classmethod
+    def readiness(cls, shared: Any) -> dict[str, str]:
+        """Extra `/readyz` checks once loaded (each value 'ok' when fine). Default: none."""
+        return {}
 
     @classmethod
     def tool_specs(cls) -> list[ToolSpec]:

@@ -76,6 +76,7 @@ class EnvironmentHost:
     def __init__(self, settings: EnvironmentsSettings, metrics: Metrics) -> None:
         self.settings = settings
         self.metrics = SessionMetrics(metrics)
+        self.app_metrics = metrics
         names = settings.envs or available()
         self.env_names = list(dict.fromkeys(names))
         self.pool = ThreadPoolExecutor(settings.tool_threads, thread_name_prefix="env-tool")
@@ -92,6 +93,7 @@ class EnvironmentHost:
             "options": dict(self.settings.env_options.get(name, {})),
             "tool_timeout_s": self.settings.step_timeout_s,
             "max_observation_chars": self.settings.max_observation_chars,
+            "metrics": self.app_metrics,
         }
         if self.settings.data_dir is not None:
             kwargs["data_dir"] = self.settings.data_dir
@@ -137,8 +139,12 @@ class EnvironmentHost:
         for name in self.env_names:
             if name in self.load_errors:
                 checks[name] = f"error: {self.load_errors[name]}"
+            elif name in self._loaded:
+                checks[name] = "ok"
+                loaded = self._loaded[name]
+                checks.update(loaded.cls.readiness(loaded.shared))
             else:
-                checks[name] = "ok" if name in self._loaded else "loading"
+                checks[name] = "loading"
         return checks
 
     async def run(self, fn: Callable[[], T], timeout: float) -> T:

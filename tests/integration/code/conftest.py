@@ -71,3 +71,52 @@ def assert_contained(sandbox: Sandbox):  # type: ignore[no-untyped-def]
         assert nxt.status == "ok" and nxt.stdout == "45\n", nxt
 
     return check
+
+
+@pytest.fixture(scope="session")
+def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real environment server serving `code` (uvicorn on a free port, in a thread).
+    The sandbox pool is small (1 running + 1 queued) so back-pressure is testable."""
+    import socket
+    import threading
+    import time
+
+    import httpx
+    import uvicorn
+
+    from environments.app import create_app
+    from environments.settings import EnvironmentsSettings
+
+    if not shutil.which("bwrap"):
+        pytest.skip("bubblewrap is not installed (Debian package 'bubblewrap')")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = EnvironmentsSettings(
+        envs=["code"],
+        port=port,
+        data_dir=Path(tmp_path_factory.mktemp("code-env-data")),
+        env_options={"code": {"sandbox": {"concurrency": 1, "queue_size": 1, "slots": 4}}},
+        step_timeout_s=30,
+        mcp=False,
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    else:
+        server.should_exit = True
+        raise RuntimeError("code environment server did not become ready")
+    yield url
+    server.should_exit = True
+    thread.join(timeout=30)
