@@ -74,11 +74,24 @@ class ToolDef:
         in. Raises BadArguments with a message naming the offending field."""
         if not isinstance(arguments, dict):
             raise BadArguments("arguments must be a JSON object")
-        validator = Draft202012Validator(self.parameters)
+        validator = _validator(self)
         errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
         if errors:
             raise BadArguments("; ".join(_describe(e) for e in errors[:3]))
         return arguments
+
+
+_VALIDATORS: dict[int, Draft202012Validator] = {}
+
+
+def _validator(tool_def: ToolDef) -> Draft202012Validator:
+    """One compiled validator per declared tool (schemas are immutable once declared)."""
+    key = id(tool_def.parameters)
+    validator = _VALIDATORS.get(key)
+    if validator is None or validator.schema is not tool_def.parameters:
+        Draft202012Validator.check_schema(tool_def.parameters)
+        validator = _VALIDATORS[key] = Draft202012Validator(tool_def.parameters)
+    return validator
 
 
 def _describe(err: SchemaError) -> str:

@@ -79,3 +79,12 @@ def test_episode_with_calculator_and_answer(env_ctx: EnvContext) -> None:
     assert bad.error is not None and "cannot calculate" in bad.observation
     done = env.step(ToolCall(name="answer", arguments={"value": float(task.answer or 0)}))
     assert done.done and done.reward == 1.0 and done.info["final_answer"] == task.answer
+
+
+def test_easy_tasks_are_the_same_tasks_as_in_default(env_ctx: EnvContext) -> None:
+    """Task ids are unique across an env's task sets: a session opened by id finds the
+    same task whichever set the rollout worker listed it from."""
+    default = ArithmeticEnvironment.load_task_set("default", env_ctx)
+    easy = ArithmeticEnvironment.load_task_set("easy", env_ctx)
+    for task in easy.tasks:
+        assert default.get(task.task_id) == task
