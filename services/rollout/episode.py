@@ -214,7 +214,9 @@ class EpisodeRunner:
         state.prompt_length = len(state.token_ids)
         if state.prompt_length >= self.limits.token_budget:
             raise _Failure(
-                TrajectoryStatus.TRUNCATED, "env_error", "the prompt alone exceeds the budget"
+                TrajectoryStatus.TRUNCATED, "internal",
+                f"the prompt ({state.prompt_length} tokens) fills the token budget "
+                f"({self.limits.token_budget})",
             )
 
     async def _turn(self, state: _State, turn: int) -> bool:

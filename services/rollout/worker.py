@@ -21,16 +21,16 @@ from enum import StrEnum
 from typing import Protocol
 
 from services.common.jobspec import JobRuntime
-from services.common.wire import ScoreItem, Trajectory, TrajectoryStatus, new_id
+from services.common.wire import Trajectory, TrajectoryStatus, new_id
 from services.rollout.backends import EnvSessions, ReplayPort, RewardScorer
 from services.rollout.episode import EpisodeResult, EpisodeRunner, EpisodeTask
 from services.rollout.failures import FailureTracker
 from services.rollout.metrics import RolloutMetrics
+from services.rollout.scoring import score_results
 from services.rollout.settings import WorkerConfig
 from services.rollout.tasks import TaskPick, TaskSampler
 
 log = logging.getLogger(__name__)
-SCORED = {TrajectoryStatus.OK, TrajectoryStatus.TRUNCATED}
 
 
 class WorkerExit(StrEnum):
@@ -246,28 +246,7 @@ class RolloutWorker:
 
     # ------------------------------------------------------------------ scoring, push
     async def _score(self, results: list[EpisodeResult]) -> list[Trajectory]:
-        trajs = [r.trajectory for r in results]
-        todo = [(r.trajectory, _score_item(r)) for r in results if r.trajectory.status in SCORED]
-        if not todo:
-            return trajs
-        start = time.perf_counter()
-        try:
-            scores = await asyncio.wait_for(
-                self.deps.scorer.score([item for _, item in todo]), self.config.score_timeout_s
-            )
-        except Exception as exc:
-            log.warning("scoring a group of %s failed: %r", self.job, exc)
-            for traj, _ in todo:
-                traj.reward_error = f"{type(exc).__name__}: {exc}"
-        else:
-            for (traj, _), score in zip(todo, scores, strict=True):
-                traj.reward = score.reward if score.ok else 0.0
-                traj.reward_error = None if score.ok else (score.error or "verifier failed")
-                traj.metadata["verifier"] = score.verifier
-        elapsed = time.perf_counter() - start
-        for traj, _ in todo:
-            traj.timings.reward_s = elapsed
-        return trajs
+        return await score_results(self.deps.scorer, results, self.config.score_timeout_s)
 
     async def _push(self, trajs: list[Trajectory]) -> None:
         delay = 0.1
@@ -294,15 +273,3 @@ class RolloutWorker:
                 await self.deps.replay.release(self.job, self._unpushed)
             self._unpushed = 0
 
-
-def _score_item(result: EpisodeResult) -> ScoreItem:
-    traj = result.trajectory
-    return ScoreItem(
-        env=traj.env,
-        task_set=str(traj.metadata.get("task_set", "default")),
-        task_id=traj.task_id,
-        task_type=result.task_type or traj.task_type,
-        final_answer=result.final_answer,
-        messages=traj.messages,
-        env_reward=result.env_reward,
-    )
