@@ -24,7 +24,14 @@ from environments.registry import UnknownEnvironment, available, get_environment
 from environments.schemas import EnvironmentDescription
 from environments.settings import EnvironmentsSettings
 from environments.tasks import Split, Task, TaskSet
-from services.common.errors import BadRequest, NotFound, Overloaded
+from services.common.errors import (
+    BadRequest,
+    NotFound,
+    NotReady,
+    Overloaded,
+    SlipstreamError,
+    UpstreamError,
+)
 from services.common.metrics import Metrics
 from services.common.wire import (
     SessionCreate,
@@ -115,8 +122,14 @@ class EnvironmentHost:
                 raise NotFound(str(exc.args[0]), field="env") from None
             ctx = self.context(name)
             started = time.perf_counter()
-            shared = cls.load_shared(ctx)
-            task_sets = {ts: cls.load_task_set(ts, ctx) for ts in cls.task_set_names}
+            try:
+                shared = cls.load_shared(ctx)
+                task_sets = {ts: cls.load_task_set(ts, ctx) for ts in cls.task_set_names}
+            except Exception as exc:
+                log.exception("environment %s failed to load", name)
+                self.load_errors[name] = f"{type(exc).__name__}: {exc}"
+                raise NotReady(f"environment '{name}' failed to load: {exc}") from exc
+            self.load_errors.pop(name, None)
             log.info(
                 "loaded environment %s in %.2fs (%s)",
                 name,
@@ -130,9 +143,8 @@ class EnvironmentHost:
         for name in self.env_names:
             try:
                 self.load(name)
-            except Exception as exc:  # one broken env must not stop the others
-                log.exception("environment %s failed to load", name)
-                self.load_errors[name] = f"{type(exc).__name__}: {exc}"
+            except Exception:  # one broken env must not stop the others (already logged)
+                continue
 
     def readiness(self) -> dict[str, str]:
         checks = {}
@@ -186,6 +198,12 @@ class EnvironmentHost:
                 raise Overloaded(
                     f"reset of '{req.env}' took longer than {self.settings.reset_timeout_s}s"
                 ) from None
+            except SlipstreamError:
+                raise
+            except Exception as exc:
+                log.exception("reset of %s failed", req.env)
+                self.metrics.rejected.labels("reset_error").inc()
+                raise UpstreamError(f"environment '{req.env}' failed to reset: {exc}") from exc
             self.metrics.reset_latency.labels(req.env).observe(time.perf_counter() - started)
             session_id = uuid.uuid4().hex
             self.sessions[session_id] = Session(session_id, req.env, env)
@@ -217,6 +235,12 @@ class EnvironmentHost:
             )
             result = StepResult(
                 observation=f"Error: {message}", error=ToolError(kind="timeout", message=message)
+            )
+        except Exception as exc:  # a bug in the env, not the agent: still an observation
+            log.exception("step of %s failed outside its tools", name)
+            message = f"the environment failed: {type(exc).__name__}: {exc}"
+            result = StepResult(
+                observation=f"Error: {message}", error=ToolError(kind="tool_error", message=message)
             )
         session.last_used = time.monotonic()
         tool = call.name if call.name in session.env.tools else "(unknown)"

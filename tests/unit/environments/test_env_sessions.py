@@ -9,11 +9,11 @@ import pytest
 
 from environments import registry
 from environments.base import EnvContext, Environment
-from environments.sessions import EnvironmentHost
+from environments.sessions import EnvironmentHost, Session
 from environments.settings import EnvironmentsSettings
 from environments.tasks import Task, TaskSet
 from environments.tools import tool
-from services.common.errors import NotFound, Overloaded
+from services.common.errors import NotFound, NotReady, Overloaded, UpstreamError
 from services.common.metrics import Metrics
 from services.common.wire import SessionCreate, ToolCall
 
@@ -92,3 +92,45 @@ async def test_catalog(host: EnvironmentHost) -> None:
     views = await host.tasks("nap-test", "train", 0, 10, None)
     assert views and all(v.task_id.startswith("nap-") for v in views)
     assert host.readiness() == {"nap-test": "ok"}
+
+
+class BrokenEnv(NapEnv):
+    name = "broken-test"
+
+    @classmethod
+    def load_shared(cls, ctx: EnvContext) -> None:
+        raise RuntimeError("data package missing")
+
+
+class BadResetEnv(NapEnv):
+    name = "bad-reset-test"
+
+    def reset(self) -> str:
+        raise ValueError("no prompt")
+
+    def state_key(self) -> str:
+        raise ValueError("state lost")
+
+
+async def test_env_failures_are_typed_errors_or_observations(tmp_path: Path) -> None:
+    registry.register("broken-test", BrokenEnv, replace=True)
+    registry.register("bad-reset-test", BadResetEnv, replace=True)
+    settings = EnvironmentsSettings(envs=["broken-test", "bad-reset-test"], data_dir=tmp_path)
+    host = EnvironmentHost(settings, Metrics("environments_test2"))
+    try:
+        host.preload()
+        assert host.readiness()["broken-test"].startswith("error: RuntimeError")
+        with pytest.raises(NotReady, match="data package missing"):
+            await host.create(SessionCreate(env="broken-test"))
+        with pytest.raises(UpstreamError, match="failed to reset"):
+            await host.create(SessionCreate(env="bad-reset-test"))
+        assert not host.sessions and host._pending == 0
+        env = BadResetEnv(Task(task_id="x", task_type="t", prompt="p"))
+        host.sessions["s1"] = Session("s1", "bad-reset-test", env)
+        host.metrics.live.labels("bad-reset-test").inc()
+        result = await host.step("s1", ToolCall(name="nap", arguments={"seconds": 0}))
+        assert result.error is not None and "state lost" in result.observation
+    finally:
+        host.shutdown()
+        registry.unregister("broken-test")
+        registry.unregister("bad-reset-test")
