@@ -173,3 +173,17 @@ async def test_async_client_follows_a_job(server: ApiServer) -> None:
         point = MetricPoint(job_id=job.id, step=9, kind="eval", values={"eval_reward": 0.5})
         assert await client.post_metrics(job.id, [point]) == 1  # admin may post too
         assert (await client.metrics(job.id, since_step=5)).points[0].values["eval_reward"] == 0.5
+
+
+@pytest.mark.parametrize(
+    "server", [(learner_cmd("--steps", "1000"), ["/nonexistent/rollout-worker"])], indirect=True
+)
+def test_a_process_that_cannot_start_fails_the_job(server: ApiServer) -> None:
+    with _client(server) as client:
+        job = client.submit(spec(resources={"rollout_workers": 1}))
+        final = _final(client, job.id)
+        assert final.status is JobStatus.FAILED
+        assert "could not start the job" in (final.failure_reason or "")
+        assert "/nonexistent/rollout-worker" in (final.failure_reason or "")
+        pids = read_pids(Path(final.run_dir or server.home / "runs" / job.id))
+        assert all_gone(pids)  # the learner that did start was stopped again
