@@ -2,7 +2,8 @@
 
 Weight loads use vLLM's own machinery between engine steps: pause the scheduler keeping
 requests in flight (`mode="keep"`), reload the weights in place on every worker
-(`collective_rpc("reload_weights")`), relabel the engine's weight version (vLLM tags
+(`collective_rpc` into our worker extension around vLLM's `reload_weights`, see
+`vllm_worker.py`), relabel the engine's weight version (vLLM tags
 every output with it and reports per-token version spans), resume. A failed load reloads
 the previous checkpoint so the old version keeps serving.
 """
@@ -22,6 +23,7 @@ from services.inference.engines.base import Chunk, Engine, EngineStats
 from services.inference.settings import VllmEngineSettings
 
 log = logging.getLogger(__name__)
+WORKER_EXTENSION = "services.inference.engines.vllm_worker.SlipstreamWorkerExtension"
 _REASONS = {"stop": FinishReason.STOP, "length": FinishReason.LENGTH}
 
 
@@ -56,6 +58,7 @@ class VllmEngine(Engine):
             "enable_prefix_caching": s.enable_prefix_caching,
             "seed": s.seed,
             "logprobs_mode": s.logprobs_mode,
+            "worker_extension_cls": WORKER_EXTENSION,
         }
         if _has_cuda():
             kwargs["gpu_memory_utilization"] = s.gpu_memory_utilization
@@ -176,9 +179,7 @@ class VllmEngine(Engine):
 
     async def _rpc_reload(self, path: str, timeout_s: float | None) -> None:
         await self.llm.collective_rpc(
-            "reload_weights",
-            timeout=timeout_s,
-            kwargs={"weights_path": path, "is_checkpoint_format": True},
+            "slipstream_reload_weights", timeout=timeout_s, kwargs={"weights_path": path}
         )
 
     async def _drop_prefix_cache(self) -> None:

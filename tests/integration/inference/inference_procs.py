@@ -25,18 +25,21 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_replica(model: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+HF_ENGINE = {"TYPE": "hf", "DTYPE": "float32", "MAX_MODEL_LEN": "1024", "THREADS": "1"}
+
+
+def start_replica(model: Path, port: int, log: Path, engine: dict[str, str] | None = None
+                  ) -> subprocess.Popen[bytes]:
+    """`python -m services.inference` on `port`; `engine` maps ENGINE__<KEY> settings."""
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
         "SLIPSTREAM_INFERENCE_MODEL": str(model),
         "SLIPSTREAM_INFERENCE_SERVED_MODEL_NAME": "tiny",
-        "SLIPSTREAM_INFERENCE_ENGINE__TYPE": "hf",
-        "SLIPSTREAM_INFERENCE_ENGINE__DTYPE": "float32",
-        "SLIPSTREAM_INFERENCE_ENGINE__MAX_MODEL_LEN": "1024",
-        "SLIPSTREAM_INFERENCE_ENGINE__THREADS": "1",
         "SLIPSTREAM_INFERENCE_LOG_LEVEL": "WARNING",
     }
+    for key, value in (engine or HF_ENGINE).items():
+        env[f"SLIPSTREAM_INFERENCE_ENGINE__{key}"] = value
     with log.open("wb") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "services.inference", "--port", str(port)],
