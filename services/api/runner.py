@@ -26,9 +26,11 @@ The runner runs in one background thread; `cancel` may be called from request th
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -144,12 +146,15 @@ class JobRunner:
             # The recorded leader still running as the same process (not a recycled pid).
             if process.pid and process.start_time == procs.start_time(process.pid):
                 groups.add(process.pid)
-        groups.discard(None)
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for pgid in groups:
-                procs.signal_group(pgid, sig)  # type: ignore[arg-type]
-            if sig is signal.SIGTERM:
-                self._stop.wait(min(self.config.stop_grace_s, 5.0))
+        groups -= {None, os.getpgrp()}  # never signal our own group
+        live = [g for g in groups if g is not None and procs.group_alive(g)]
+        for pgid in live:
+            procs.signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + self.config.stop_grace_s
+        while time.monotonic() < deadline and any(procs.group_alive(g) for g in live):
+            time.sleep(0.05)
+        for pgid in live:
+            procs.signal_group(pgid, signal.SIGKILL)
 
     def _revoke_job_tokens(self, info: JobInfo) -> None:
         from services.api.tokens import list_tokens
