@@ -7,11 +7,14 @@ written to the events table in the same transaction (what SSE streams).
 
 from __future__ import annotations
 
+import copy
+import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
@@ -29,9 +32,34 @@ from services.common.errors import NotFound
 from services.common.jobspec import JobSpec
 from services.common.wire import MetricPoint
 
+log = logging.getLogger(__name__)
+
 
 def new_job_id() -> str:
     return uuid.uuid4().hex[:12]
+
+
+def _stored_spec(job: Job) -> JobSpec:
+    """The stored spec. One written under an older JobSpec schema is read leniently (keys
+    the schema no longer has are dropped) rather than making the job unreadable."""
+    try:
+        return JobSpec.model_validate(job.spec)
+    except ValidationError as exc:
+        log.warning("job %s: stored spec no longer validates as is (%s)", job.id, exc)
+        data = copy.deepcopy(job.spec)
+        for error in exc.errors():
+            if error["type"] == "extra_forbidden":
+                _drop(data, error["loc"])
+        try:
+            return JobSpec.model_validate(data)
+        except ValidationError:
+            return JobSpec.model_construct(**data)
+
+
+def _drop(data: Any, loc: tuple[int | str, ...]) -> None:
+    for part in loc[:-1]:
+        data = data[part]
+    data.pop(loc[-1], None)
 
 
 def _event(job_id: str, type_: EventType, data: dict[str, Any]) -> EventRow:
@@ -228,7 +256,7 @@ class JobStore:
             id=job.id,
             name=job.name,
             status=JobStatus(job.status),
-            spec=JobSpec.model_validate(job.spec),
+            spec=_stored_spec(job),
             created_at=job.created_at,
             started_at=job.started_at,
             finished_at=job.finished_at,

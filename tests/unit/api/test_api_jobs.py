@@ -139,3 +139,18 @@ def test_unreachable_replay_is_a_502(tmp_path: Path) -> None:
         ).json()["id"]
         response = client.get(f"/v1/jobs/{job_id}/trajectories", headers=headers)
         assert response.status_code == 502, response.text
+
+
+def test_a_spec_stored_under_an_older_schema_stays_readable(api: Api) -> None:
+    from sqlalchemy import update
+
+    from services.api.models import Job
+
+    job = api.submit(name="old")
+    with api.client.app.state.db.session() as session:
+        old_spec = {**job["spec"], "retired_option": True}
+        session.execute(update(Job).where(Job.id == job["id"]).values(spec=old_spec))
+        session.commit()
+    response = api.client.get(f"/v1/jobs/{job['id']}", headers=api.auth("reader"))
+    assert response.status_code == 200 and response.json()["name"] == "old"
+    assert api.client.get("/v1/jobs", headers=api.auth("reader")).status_code == 200
