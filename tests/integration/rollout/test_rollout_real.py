@@ -130,3 +130,42 @@ def test_worker_process_sigterm_exits_zero(tiny_model_path: Path, env_url: str,
         assert stats.started == stats.depth  # in-flight episodes gave their slots back
         outcome = json.loads((tmp_path / "rollout-worker-0.json").read_text())
         assert outcome["reason"] == "stopped" and outcome["exit_code"] == 0
+
+
+@pytest.fixture(scope="module")
+def scripted_model(tiny_model_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from scripted_model import build_scripted_model
+
+    return build_scripted_model(tiny_model_path, tmp_path_factory.mktemp("scripted-model"))
+
+
+def test_multi_turn_episodes_against_real_services(
+    scripted_model: Path, env_url: str, tmp_path: Path
+) -> None:
+    """A model that calls calculate(6*7) every turn: real multi-turn episodes (the env's
+    turn cap ends them), every turn's tokens exactly as sampled by the engine."""
+    chat = ChatTokenizer.from_pretrained(str(scripted_model))
+    with service("services.inference", inference_env(scripted_model),
+                 tmp_path / "inference.log") as inference:
+        runtime = make_runtime(scripted_model, inference, env_url, tmp_path,
+                               sampling={"max_tokens_per_turn": 64, "max_episode_tokens": 1500})
+        store = AsyncStore(MemoryStore(), poll_interval_s=0.01)
+        _, trajs = asyncio.run(run_worker_until(runtime, store, groups=1))
+    tools = asyncio.run(session_tools(env_url))
+    complete = [t for t in trajs if t.group_id == trajs[-1].group_id]
+    assert len(complete) == 2
+    for traj in complete:
+        assert problems(chat, traj, tools) == []
+        assert len(traj.turn_spans) == 4 and traj.status == "truncated"
+        assert traj.metadata["truncated_by"] == "env_max_turns"
+        roles = [m.role for m in traj.messages]
+        assert roles == ["system", "user"] + ["assistant", "tool"] * 4
+        for message in traj.messages[2::2]:
+            assert message.tool_calls[0].name == "calculate"
+            assert message.tool_calls[0].arguments == {"expression": "6*7"}
+        assert all(m.content.startswith("42") for m in traj.messages[3::2])
+        assert traj.step_keys is not None and len(set(traj.step_keys)) == 4
+        for span in traj.turn_spans:  # each model turn ends with its sampled stop token
+            assert chat.is_stop(traj.token_ids[span.end - 1])
+            assert all(traj.behavior_logprobs[i] <= 0 for i in range(span.start, span.end))
+        assert traj.turn_spans[1].start > traj.turn_spans[0].end  # observation in between
