@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from services.common.jobspec import JobRuntime
-from services.rollout.backends import RewardScorer, local_scorer
+from services.rollout.backends import ReplayPort, RewardScorer, local_scorer
 from services.rollout.chat import ChatTokenizer
 from services.rollout.episode import EpisodeLimits, EpisodeRunner
 from services.rollout.settings import WorkerConfig
@@ -43,10 +43,14 @@ async def http_deps(
     chat: ChatTokenizer | None = None,
     temperature: float | None = None,
 ) -> AsyncIterator[WorkerDeps]:
-    """WorkerDeps over the job's services; closes the clients on exit."""
+    """WorkerDeps over the job's services; closes the clients on exit. A `redis://` URL
+    as `endpoints.replay` opens the Redis store in-process (as the learner does)."""
     from environments.client import AsyncEnvironmentsClient
     from services.inference.client import AsyncInferenceClient
+    from services.replay.async_store import AsyncStore
     from services.replay.client import AsyncReplayClient
+    from services.replay.redis_store import RedisStore
+    from services.replay.settings import RedisBackend
 
     ep = runtime.endpoints
     chat = chat or load_chat(runtime)
@@ -55,7 +59,13 @@ async def http_deps(
         envs = await stack.enter_async_context(
             AsyncEnvironmentsClient(ep.environments, timeout=config.env_timeout_s + 5)
         )
-        replay = await stack.enter_async_context(AsyncReplayClient(ep.replay))
+        replay: ReplayPort
+        if ep.replay.startswith(("redis://", "rediss://")):  # the store in-process, no hop
+            store = AsyncStore(RedisStore(RedisBackend(url=ep.replay)))  # type: ignore[call-arg]
+            stack.push_async_callback(store.aclose)
+            replay = store
+        else:
+            replay = await stack.enter_async_context(AsyncReplayClient(ep.replay))
         scorer: RewardScorer
         if ep.reward is None:
             scorer = local_scorer()
