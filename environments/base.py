@@ -113,6 +113,10 @@ class Environment:
         return None
 
     @classmethod
+    def close_shared(cls, shared: Any) -> None:
+        """Release the shared state when the server stops (e.g. a browser). Default: no-op."""
+
+    @classmethod
     def readiness(cls, shared: Any) -> dict[str, str]:
         """Extra `/readyz` checks once loaded (each value 'ok' when fine). Default: none."""
         return {}

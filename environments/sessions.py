@@ -285,6 +285,11 @@ class EnvironmentHost:
             self.sessions.pop(session.session_id, None)
             self._dispose(session)
         self.pool.shutdown(wait=False, cancel_futures=True)
+        for name, loaded in list(self._loaded.items()):
+            try:
+                loaded.cls.close_shared(loaded.shared)
+            except Exception:  # one env failing to clean up must not stop the others
+                log.exception("environment %s: releasing shared state failed", name)
 
     # ------------------------------------------------------------------- catalog
 

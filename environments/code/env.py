@@ -91,6 +91,10 @@ class CodeEnvironment(Environment):
         return build_router(get_pool)  # type: ignore[arg-type]
 
     @classmethod
+    def close_shared(cls, shared: SandboxPool) -> None:
+        shared.shutdown()
+
+    @classmethod
     def readiness(cls, shared: Any) -> dict[str, str]:
         from environments.code.app import readiness_checks
 
