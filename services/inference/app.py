@@ -91,7 +91,7 @@ def create_app(settings: InferenceSettings | None = None) -> FastAPI:
             await core.shutdown()
 
     app = base_app(
-        "inference", metrics=metrics, readiness=lambda: {"engine": core.state}, lifespan=lifespan
+        "inference", metrics=metrics, readiness=core.readiness, lifespan=lifespan
     )
     app.state.settings = settings
     app.state.core = core

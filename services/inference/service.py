@@ -128,8 +128,14 @@ class InferenceCore:
         if self.engine is not None:
             await self.engine.shutdown()
 
+    def readiness(self) -> dict[str, str]:
+        if self.state == "ok" and self.engine is not None and not self.engine.healthy():
+            self.state = "error: the engine died; restart this replica"
+        return {"engine": self.state}
+
     def status(self) -> InferenceStatus:
         stats = self.stats()
+        self.readiness()
         return InferenceStatus(
             model=self.served_name,
             model_path=self.model_path,

@@ -73,6 +73,10 @@ class Engine(abc.ABC):
     async def resume(self) -> None:
         """Undo `pause`."""
 
+    def healthy(self) -> bool:
+        """False once the engine has died (readiness then fails)."""
+        return True
+
     @abc.abstractmethod
     def stats(self) -> EngineStats:
         """Running and waiting sequences right now."""

@@ -88,6 +88,9 @@ class HfEngine(Engine):
     def stats(self) -> EngineStats:
         return EngineStats(running=len(self._running), waiting=len(self._pending))
 
+    def healthy(self) -> bool:
+        return self._loop_task is not None and not self._loop_task.done()
+
     # ---------------------------------------------------------------- requests
 
     async def generate(

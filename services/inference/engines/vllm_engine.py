@@ -106,6 +106,7 @@ class VllmEngine(Engine):
         internal_id = f"{request_id}-{uuid.uuid4().hex[:8]}"
         self._requests.setdefault(request_id, set()).add(internal_id)
         produced = 0
+        finished = False
         try:
             stream = self.llm.generate(
                 TokensPrompt(prompt_token_ids=list(prompt_token_ids)),
@@ -117,8 +118,11 @@ class VllmEngine(Engine):
                 produced += len(chunk.token_ids)
                 yield chunk
                 if chunk.finish_reason is not None:
+                    finished = True
                     return
         finally:
+            if not finished and self.llm is not None:  # the caller gave up: free the slot
+                await self.llm.abort(internal_id)
             ids = self._requests.get(request_id, set())
             ids.discard(internal_id)
             if not ids:
