@@ -18,11 +18,13 @@ This module is what the reward service's unit-test verifier imports too.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
 import shutil
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
@@ -63,24 +65,62 @@ class SandboxBusy(RuntimeError):
 
 class UidSlots:
     """Hands out one uid per concurrent execution, so rlimit NPROC, the /proc sweep and
-    file ownership never mix two executions."""
+    file ownership never mix two executions. Within a process a condition variable guards
+    the free list; across processes on one host (an environment server and a reward
+    service) an exclusive `flock` per uid in `lock_dir` does, released even on a crash."""
 
-    def __init__(self, base: int, count: int) -> None:
+    def __init__(self, base: int, count: int, lock_dir: str | None = None) -> None:
         self._free = list(range(base, base + count))
         self._cond = threading.Condition()
+        self._lock_dir = _usable_dir(lock_dir)
 
     @contextlib.contextmanager
     def take(self, timeout: float | None = None) -> Iterator[int]:
-        with self._cond:
-            if not self._cond.wait_for(lambda: bool(self._free), timeout):
-                raise SandboxBusy("every sandbox slot is busy")
-            uid = self._free.pop()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._cond:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not self._cond.wait_for(lambda: bool(self._free), left):
+                    raise SandboxBusy("every sandbox slot is busy")
+                uid, lock_fd = self._claim()
+            if uid is not None:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                raise SandboxBusy("every sandbox uid is held by other processes")
+            time.sleep(0.01)  # all free uids are held by another process on this host
         try:
             yield uid
         finally:
+            if lock_fd is not None:
+                os.close(lock_fd)  # releases the flock
             with self._cond:
                 self._free.append(uid)
                 self._cond.notify()
+
+    def _claim(self) -> tuple[int | None, int | None]:
+        """Pop a free uid not locked by another process (call with the condition held)."""
+        if self._lock_dir is None:
+            return self._free.pop(), None
+        for uid in reversed(self._free):
+            fd = os.open(f"{self._lock_dir}/uid-{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            self._free.remove(uid)
+            return uid, fd
+        return None, None
+
+
+def _usable_dir(path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    return path if os.access(path, os.W_OK) else None
 
 
 def _check_files(files: Mapping[str, FileContent]) -> list[tuple[str, bytes]]:
@@ -120,7 +160,9 @@ class Sandbox:
             self.settings.python, tuple(self.settings.extra_ro_binds)
         )
         self.cgroups = CgroupV1(self.settings.cgroup_parent)
-        self.slots = UidSlots(self.settings.uid_base, self.settings.slots)
+        self.slots = UidSlots(
+            self.settings.uid_base, self.settings.slots, self.settings.lock_dir or None
+        )
         self.level = self._detect()
         log.info("sandbox isolation level: %s", self.level.value)
 

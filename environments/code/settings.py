@@ -39,6 +39,12 @@ class SandboxSettings(BaseSettings):
     slots: int = Field(
         16, ge=1, le=1024, description="How many executions may run at once in one process."
     )
+    lock_dir: str = Field(
+        "/tmp/slipstream-sandbox-locks",
+        description="Directory of per-uid lock files, so several processes on one host "
+        "(environment server, reward service) never run two executions under one uid; "
+        "empty disables cross-process locking.",
+    )
     extra_ro_binds: list[str] = Field(
         default_factory=list,
         description="More host directories bound read-only (e.g. a site-packages dir).",

@@ -110,3 +110,16 @@ def test_run_code_request_files() -> None:
     assert req.all_files() == {"a.txt": "hi", "b.bin": b"\x00\x01"}
     with pytest.raises(ValueError):
         RunCodeRequest(code="", files_base64={"x": "!!"}).all_files()
+
+
+def test_uid_slots_are_exclusive_across_instances(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from environments.code.sandbox import SandboxBusy, UidSlots
+
+    a = UidSlots(70000, 2, str(tmp_path))
+    b = UidSlots(70000, 2, str(tmp_path))  # another process on the host, in effect
+    with a.take(1) as first, b.take(1) as second:
+        assert first != second
+        with pytest.raises(SandboxBusy), b.take(0.05):
+            pass
+    with b.take(1) as again:
+        assert again in (70000, 70001)
