@@ -87,12 +87,14 @@ async def episode(c: AsyncEnvironmentsClient, env: str, seed: int, stats: Stats)
         await c.close_session(info.session_id)
 
 
-async def run_env(url: str, env: str, episodes: int, concurrency: int) -> tuple[Stats, float]:
+async def run_env(
+    url: str, env: str, episodes: int, concurrency: int, connections: int
+) -> tuple[Stats, float]:
     stats = Stats()
     gate = asyncio.Semaphore(concurrency)
     timeout = httpx.Timeout(60.0, connect=10.0)
     async with AsyncEnvironmentsClient(
-        url, timeout=timeout, retries=3, max_connections=concurrency + 8
+        url, timeout=timeout, retries=3, max_connections=connections
     ) as c:
 
         async def one(i: int) -> None:
@@ -112,6 +114,30 @@ def pct(values: list[float], q: int) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))] * 1000
+
+
+def server_quantiles(url: str, env: str, qs: tuple[float, ...] = (0.5, 0.99)) -> list[float]:
+    """Quantiles (ms) of the server's own tool-call latency histogram for `env` (thread
+    queue + tool time, no HTTP), interpolated within Prometheus buckets."""
+    prefix = f'slipstream_environments_step_seconds_bucket{{env="{env}",le="'
+    buckets = []
+    for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines():
+        if line.startswith(prefix):
+            le = line[len(prefix) :].split('"', 1)[0]
+            buckets.append((float(le), float(line.rsplit(" ", 1)[1])))
+    if not buckets or buckets[-1][1] == 0:
+        return [float("nan") for _ in qs]
+    total, out = buckets[-1][1], []
+    for q in qs:
+        lo_bound, lo_count = 0.0, 0.0
+        for bound, count in buckets:
+            if count >= q * total:
+                span = count - lo_count
+                frac = (q * total - lo_count) / span if span else 1.0
+                out.append((lo_bound + frac * (min(bound, 60.0) - lo_bound)) * 1000)
+                break
+            lo_bound, lo_count = bound, count
+    return out
 
 
 def start_server(envs: list[str], port: int, threads: int) -> subprocess.Popen[bytes]:
@@ -158,7 +184,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=200)
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=32, help="server tool threads")
+    parser.add_argument("--connections", type=int, default=64, help="client HTTP connections")
     args = parser.parse_args()
+    print(
+        "step = a tool call as the client sees it; srv = the server's own tool-call time "
+        "(thread queue + tool, from its Prometheus histogram, bucket-interpolated)"
+    )
     envs = args.envs.split(",")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -169,21 +200,26 @@ def main() -> None:
         ready = wait_ready(url, proc)
         print(
             f"server ready in {ready:.1f}s (envs {', '.join(envs)}; {os.cpu_count()} CPUs; "
-            f"{args.concurrency} concurrent sessions, {args.episodes} episodes per env)"
+            f"{args.concurrency} concurrent sessions over {args.connections} connections, "
+            f"{args.episodes} episodes per env)"
         )
         header = (
             f"{'env':<11}{'sessions/s':>11}{'steps/s':>9}{'reset p50':>11}"
-            f"{'reset p99':>11}{'step p50':>10}{'step p99':>10}{'errors':>8}{'429':>6}"
+            f"{'reset p99':>11}{'step p50':>10}{'step p99':>10}{'srv p50':>9}{'srv p99':>9}"
+            f"{'errors':>8}{'429':>6}"
         )
         print(header)
         print("-" * len(header))
         for env in envs:
-            stats, wall = asyncio.run(run_env(url, env, args.episodes, args.concurrency))
+            stats, wall = asyncio.run(
+                run_env(url, env, args.episodes, args.concurrency, args.connections)
+            )
+            srv = server_quantiles(url, env)
             print(
                 f"{env:<11}{len(stats.resets) / wall:>11.1f}{len(stats.steps) / wall:>9.1f}"
                 f"{pct(stats.resets, 50):>9.1f}ms{pct(stats.resets, 99):>9.1f}ms"
                 f"{pct(stats.steps, 50):>8.1f}ms{pct(stats.steps, 99):>8.1f}ms"
-                f"{stats.errors:>8}{stats.rejected:>6}"
+                f"{srv[0]:>7.1f}ms{srv[1]:>7.1f}ms{stats.errors:>8}{stats.rejected:>6}"
             )
     finally:
         proc.terminate()

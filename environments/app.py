@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import AsyncIterator
 from typing import Literal
 
@@ -98,6 +99,8 @@ def create_app(settings: EnvironmentsSettings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        previous_interval = sys.getswitchinterval()
+        sys.setswitchinterval(settings.gil_switch_interval_s)
         preload = asyncio.create_task(asyncio.to_thread(host.preload)) if settings.preload else None
         sweeper = asyncio.create_task(host.sweep_forever())
         async with contextlib.AsyncExitStack() as stack:
@@ -110,6 +113,7 @@ def create_app(settings: EnvironmentsSettings | None = None) -> FastAPI:
                 if preload is not None and not preload.done():
                     log.info("shutting down while environments are still loading")
                 host.shutdown()
+                sys.setswitchinterval(previous_interval)
 
     app = base_app("environments", metrics=metrics, readiness=host.readiness, lifespan=lifespan)
     app.state.settings = settings

@@ -56,4 +56,11 @@ class EnvironmentsSettings(ServiceSettings):
         8000, ge=100, description="Observations longer than this are truncated (with a note)."
     )
     sweep_interval_s: float = Field(5.0, gt=0, description="How often expired sessions are swept.")
+    gil_switch_interval_s: float = Field(
+        0.0005,
+        gt=0,
+        description="Python's thread switch interval while serving (sys.setswitchinterval). "
+        "Tool calls run in threads; a short interval hands results back to the event loop "
+        "sooner (about 2x steps/s on 2 cores vs the 5 ms default).",
+    )
     mcp: bool = Field(True, description="Mount the MCP view of the tools at /mcp.")
