@@ -4,6 +4,7 @@ calls, unknown tools, timeouts, the session cap, the task catalog, metrics and M
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import httpx
 import pytest
@@ -13,14 +14,12 @@ from environments.client import AsyncEnvironmentsClient, EnvironmentsClient
 from services.common.errors import NotFound, Overloaded
 from services.common.wire import SessionCreate, ToolCall
 
-from .conftest import Server
 
-
-async def client(server: Server) -> AsyncEnvironmentsClient:
+async def client(server: Any) -> AsyncEnvironmentsClient:
     return AsyncEnvironmentsClient(server.url, retries=0)
 
 
-async def test_catalog_lists_environments_and_tasks(env_server: Server) -> None:
+async def test_catalog_lists_environments_and_tasks(env_server: Any) -> None:
     async with await client(env_server) as c:
         envs = {e.name: e for e in (await c.list_environments()).environments}
         assert {"arithmetic", "search", "sql", "slow-test"} <= set(envs)
@@ -37,7 +36,7 @@ async def test_catalog_lists_environments_and_tasks(env_server: Server) -> None:
         assert {t.difficulty for t in easy.tasks} == {"easy"}
 
 
-async def test_arithmetic_episode(env_server: Server) -> None:
+async def test_arithmetic_episode(env_server: Any) -> None:
     async with await client(env_server) as c:
         info = await c.create_session(SessionCreate(env="arithmetic", seed=5))
         assert info.system_prompt and {t.function.name for t in info.tools} == {
@@ -56,7 +55,7 @@ async def test_arithmetic_episode(env_server: Server) -> None:
         await c.close_session(info.session_id)
 
 
-async def test_search_episode_with_bad_and_unknown_calls(env_server: Server) -> None:
+async def test_search_episode_with_bad_and_unknown_calls(env_server: Any) -> None:
     async with await client(env_server) as c:
         tasks = await c.list_tasks("search", limit=200)
         task = next(t for t in tasks.tasks if t.metadata["kind"] == "capital_is")
@@ -77,7 +76,7 @@ async def test_search_episode_with_bad_and_unknown_calls(env_server: Server) -> 
         await c.close_session(info.session_id)
 
 
-async def test_sql_episode_refusals_and_runaway_query(env_server: Server) -> None:
+async def test_sql_episode_refusals_and_runaway_query(env_server: Any) -> None:
     async with await client(env_server) as c:
         tasks = await c.list_tasks("sql", split="eval", limit=1000)
         task = next(t for t in tasks.tasks if t.metadata["db_id"] == "chinook")
@@ -113,7 +112,7 @@ async def test_sql_episode_refusals_and_runaway_query(env_server: Server) -> Non
         await c.close_session(info.session_id)
 
 
-async def test_tool_call_past_the_time_limit_is_a_timeout_observation(env_server: Server) -> None:
+async def test_tool_call_past_the_time_limit_is_a_timeout_observation(env_server: Any) -> None:
     async with await client(env_server) as c:
         info = await c.create_session(SessionCreate(env="slow-test"))
         result = await c.step(info.session_id, ToolCall(name="sleep", arguments={"seconds": 3}))
@@ -122,7 +121,7 @@ async def test_tool_call_past_the_time_limit_is_a_timeout_observation(env_server
         await c.close_session(info.session_id)
 
 
-async def test_session_cap_answers_429_and_frees_on_close(env_server: Server) -> None:
+async def test_session_cap_answers_429_and_frees_on_close(env_server: Any) -> None:
     cap = env_server.settings.max_sessions
     async with await client(env_server) as c:
         opened = await asyncio.gather(
@@ -140,7 +139,7 @@ async def test_session_cap_answers_429_and_frees_on_close(env_server: Server) ->
         await c.close_session(again.session_id)
 
 
-def test_unknown_session_env_and_bad_bodies(env_server: Server) -> None:
+def test_unknown_session_env_and_bad_bodies(env_server: Any) -> None:
     with EnvironmentsClient(env_server.url, retries=0) as c:
         with pytest.raises(NotFound):
             c.step("no-such-session", ToolCall(name="calculate"))
@@ -150,7 +149,7 @@ def test_unknown_session_env_and_bad_bodies(env_server: Server) -> None:
     assert bad.status_code == 422
 
 
-def test_metrics_report_sessions_steps_and_errors(env_server: Server) -> None:
+def test_metrics_report_sessions_steps_and_errors(env_server: Any) -> None:
     with EnvironmentsClient(env_server.url, retries=0) as c:
         info = c.create_session(SessionCreate(env="arithmetic"))
         c.step(info.session_id, ToolCall(name="nope"))
@@ -164,7 +163,7 @@ def test_metrics_report_sessions_steps_and_errors(env_server: Server) -> None:
         c.close_session(info.session_id)
 
 
-async def test_mcp_view_lists_and_calls_the_same_tools(env_server: Server) -> None:
+async def test_mcp_view_lists_and_calls_the_same_tools(env_server: Any) -> None:
     async with Client(f"{env_server.url}/mcp") as mcp:
         names = {t.name for t in (await mcp.list_tools()).tools}
         assert {
