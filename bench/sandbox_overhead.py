@@ -3,14 +3,18 @@
 
     .venv/bin/python bench/sandbox_overhead.py --runs 200 --concurrency 2
 
-Both sides run the same trivial program with Debian's /usr/bin/python3 (bare: `-E -s -B
--c`, via subprocess, no limits, no isolation). Latency is wall time per execution as the
-caller sees it; throughput runs `--concurrency` executions at once.
+Latencies are taken interleaved (one bare run, one sandboxed run, ...), so background
+load affects both alike; `os.getloadavg()` is printed, since figures on a busy machine are
+not comparable with a quiet one. Both sides run the same trivial program with Debian's
+/usr/bin/python3 (bare: `-E -s -B -c`, via subprocess, no limits, no isolation). Latency
+is wall time per execution as the caller sees it; throughput runs `--concurrency`
+executions at once.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import time
@@ -72,14 +76,19 @@ def main() -> None:
     args = parser.parse_args()
     box = Sandbox(SandboxSettings(slots=max(4, args.concurrency)))
     print(f"sandbox isolation level: {box.level.value} {box.describe()}")
+    print(f"load average before: {os.getloadavg()}")
     sides = {"bare python3 -c": bare(box.settings.python), "sandbox": sandboxed(box)}
     for fn in sides.values():  # warm caches
         latencies(fn, 5)
+    # latencies interleaved (bare, sandbox, bare, ...) so load drift hits both alike
+    lat: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(args.runs):
+        for name, fn in sides.items():
+            lat[name] += latencies(fn, 1)
     rows = {}
     for name, fn in sides.items():
-        lat = latencies(fn, args.runs)
         rate = throughput(fn, args.runs, args.concurrency)
-        rows[name] = (pct(lat, 0.5), pct(lat, 0.99), statistics.mean(lat), rate)
+        rows[name] = (pct(lat[name], 0.5), pct(lat[name], 0.99), statistics.mean(lat[name]), rate)
     print(f"{'':18}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}{'exec/s':>10}")
     for name, (p50, p99, mean, rate) in rows.items():
         print(f"{name:18}{p50 * 1e3:10.1f}{p99 * 1e3:10.1f}{mean * 1e3:10.1f}{rate:10.1f}")
