@@ -79,6 +79,12 @@ class Environment:
         return None
 
     @classmethod
+    def task_set_cache_key(cls, ctx: EnvContext) -> str:
+        """What the task-set cache file is keyed by, besides name and seed: the version,
+        plus anything the tasks are derived from (e.g. a corpus fingerprint)."""
+        return cls.task_set_version
+
+    @classmethod
     def build_task_set(cls, name: str, seed: int, ctx: EnvContext) -> TaskSet:
         raise NotImplementedError(f"{cls.__name__} defines no task sets")
 
@@ -92,7 +98,7 @@ class Environment:
             known = ", ".join(cls.task_set_names)
             raise KeyError(f"environment '{cls.name}' has no task set '{name}' (known: {known})")
         seed = cls.default_seed if seed is None else seed
-        path = cache_path(ctx.data_dir, cls.name, name, cls.task_set_version, seed)
+        path = cache_path(ctx.data_dir, cls.name, name, cls.task_set_cache_key(ctx), seed)
         if path.exists():
             try:
                 return TaskSet.load(path)

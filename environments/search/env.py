@@ -78,9 +78,13 @@ class SearchEnvironment(Environment):
         return SearchShared(corpus, retriever)
 
     @classmethod
+    def task_set_cache_key(cls, ctx: EnvContext) -> str:
+        return f"{cls.task_set_version}-{load_corpus().fingerprint}"
+
+    @classmethod
     def build_task_set(cls, name: str, seed: int, ctx: EnvContext) -> TaskSet:
         corpus = load_corpus()
-        version = f"{cls.task_set_version}-{corpus.fingerprint}"
+        version = cls.task_set_cache_key(ctx)
         return TaskSet(cls.name, name, version, seed, build_tasks(corpus, seed))
 
     def system_prompt(self) -> str:
