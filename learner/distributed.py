@@ -93,6 +93,14 @@ def all_reduce_max(value: int, ctx: DistContext) -> int:
     return int(t.item())
 
 
+def all_reduce_max_floats(values: list[float], ctx: DistContext) -> list[float]:
+    if not ctx.distributed:
+        return values
+    t = torch.tensor(values, dtype=torch.float64, device=_comm_device(ctx))
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.tolist()
+
+
 def _comm_device(ctx: DistContext) -> torch.device:
     return ctx.device if ctx.device.type == "cuda" else torch.device("cpu")
 

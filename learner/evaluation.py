@@ -69,6 +69,10 @@ class Evaluator:
             "eval_tasks": float(result.num_tasks),
             "eval_ok_fraction": ok / result.num_tasks if result.num_tasks else 0.0,
         }
-        log.info("eval at version %d: reward %.3f over %d tasks", version,
-                 result.mean_reward, result.num_tasks)
+        log.info(
+            "eval at version %d: reward %.3f over %d tasks",
+            version,
+            result.mean_reward,
+            result.num_tasks,
+        )
         return values

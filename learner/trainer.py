@@ -17,7 +17,12 @@ from learner.algorithms.losses import kl_k3
 from learner.batching import MicroBatch, Sample, collate, dummy_micro_batch, plan_micro_batches
 from learner.batching import to_samples as build_samples
 from learner.credit import token_advantages
-from learner.distributed import DistContext, all_reduce_max, all_reduce_sum
+from learner.distributed import (
+    DistContext,
+    all_reduce_max,
+    all_reduce_max_floats,
+    all_reduce_sum,
+)
 from learner.metrics import staleness_histogram
 from learner.model import token_logprobs
 from learner.settings import LearnerSettings
@@ -202,6 +207,12 @@ class Trainer:
         totals = all_reduce_sum([sums[k] for k in keys] + [local_tokens, loss_tokens], self.ctx)
         reduced = dict(zip(keys, totals[: len(keys)], strict=True))
         tokens, n_loss = totals[-2], max(totals[-1], 1.0)
+        loss_keys = sorted(k for k in terms if k.startswith("loss/"))
+        summed = all_reduce_sum([terms[k] for k in loss_keys], self.ctx)  # rank shares add up
+        terms = terms | dict(zip(loss_keys, summed, strict=True))
+        max_ratio, max_behav = all_reduce_max_floats(
+            [sums["max_ratio"], sums["max_behavior_ratio"]], self.ctx
+        )
         rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
         adv = torch.cat([s.advantages[1:][torch.tensor(s.loss_mask[1:]).bool()] for s in samples])
         out = {
@@ -210,9 +221,9 @@ class Trainer:
             "entropy": reduced["entropy"] / n_loss,
             "clip_frac": reduced["clipped"] / n_loss,
             "ratio/mean": reduced["ratio"] / n_loss,
-            "ratio/max": sums["max_ratio"],
+            "ratio/max": max_ratio,
             "behavior_ratio/mean": reduced["behavior_ratio"] / n_loss,
-            "behavior_ratio/max": sums["max_behavior_ratio"],
+            "behavior_ratio/max": max_behav,
             "behavior_ratio/truncated_frac": reduced["behavior_truncated"] / n_loss,
             "reward/mean": float(rewards.mean()),
             "reward/std": float(rewards.std()) if len(samples) > 1 else 0.0,
