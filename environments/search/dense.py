@@ -35,11 +35,11 @@ def model_dir() -> Path:
 class MiniLM:
     """Mean-pooled, L2-normalized sentence embeddings (the sentence-transformers recipe)."""
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 1) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
-        torch.set_num_threads(threads)
+        torch.set_num_threads(threads)  # >1 thread spins badly on a busy 2-core machine
         self.torch = torch
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir())
         self.model = AutoModel.from_pretrained(model_dir()).eval()
@@ -65,10 +65,16 @@ class MiniLM:
 class DenseIndex:
     """Cosine search over cached document embeddings (optionally fused with BM25)."""
 
-    def __init__(self, corpus: Corpus, data_dir: Path, hybrid_with: Retriever | None = None):
+    def __init__(
+        self,
+        corpus: Corpus,
+        data_dir: Path,
+        hybrid_with: Retriever | None = None,
+        threads: int = 1,
+    ) -> None:
         self.corpus = corpus
         self.hybrid_with = hybrid_with
-        self.model = MiniLM()
+        self.model = MiniLM(threads)
         self._lock = threading.Lock()
         cache = data_dir / "search" / f"minilm-{corpus.fingerprint}.npy"
         started = time.perf_counter()

@@ -74,7 +74,8 @@ class SearchEnvironment(Environment):
         if ctx.options.get("dense"):
             from environments.search.dense import DenseIndex
 
-            retriever = DenseIndex(corpus, ctx.data_dir, hybrid_with=retriever)
+            threads = int(ctx.options.get("dense_threads", 1))
+            retriever = DenseIndex(corpus, ctx.data_dir, hybrid_with=retriever, threads=threads)
         return SearchShared(corpus, retriever)
 
     @classmethod
