@@ -24,7 +24,7 @@ from services.inference.schemas import (
     CompletionRequest,
     ModelCard,
     ModelList,
-    _OpenAIRequest,
+    OpenAIRequestBase,
 )
 from services.inference.service import InferenceCore, apply_spans
 from services.inference.toolcalls import parse_tool_calls, to_openai
@@ -42,7 +42,9 @@ def _core(request: Request) -> InferenceCore:
     return request.app.state.core  # type: ignore[no-any-return]
 
 
-def _sampling(core: InferenceCore, body: _OpenAIRequest, max_tokens: int | None) -> SamplingParams:
+def _sampling(
+    core: InferenceCore, body: OpenAIRequestBase, max_tokens: int | None
+) -> SamplingParams:
     return SamplingParams(
         max_tokens=max_tokens or core.settings.default_max_tokens,
         temperature=body.temperature,

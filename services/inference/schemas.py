@@ -33,7 +33,7 @@ class PauseResult(BaseModel):
     version: int = Field(description="Policy version now serving.")
 
 
-class _OpenAIRequest(BaseModel):
+class OpenAIRequestBase(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     model: str | None = Field(None, description="Must name the served model, if given.")
@@ -54,7 +54,7 @@ class _OpenAIRequest(BaseModel):
         return [self.stop] if isinstance(self.stop, str) else list(self.stop)
 
 
-class ChatCompletionRequest(_OpenAIRequest):
+class ChatCompletionRequest(OpenAIRequestBase):
     messages: list[dict[str, Any]] = Field(min_length=1, description="OpenAI chat messages.")
     tools: list[dict[str, Any]] | None = Field(None, description="OpenAI tool schemas.")
     tool_choice: str | dict[str, Any] | None = Field(
@@ -66,7 +66,7 @@ class ChatCompletionRequest(_OpenAIRequest):
     stream_options: dict[str, Any] | None = Field(None, description="{'include_usage': bool}.")
 
 
-class CompletionRequest(_OpenAIRequest):
+class CompletionRequest(OpenAIRequestBase):
     prompt: str | list[str] | list[int] | list[list[int]] = Field(
         description="Text, texts, token ids, or lists of token ids."
     )

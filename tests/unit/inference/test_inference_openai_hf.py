@@ -202,3 +202,20 @@ def test_streamed_tool_call_and_malformed_call(scripted: tuple[str, Any]) -> Non
     message = reply.choices[0].message
     assert message.tool_calls is None and message.content == bad
     assert "invalid JSON" in (message.model_extra or {})["tool_call_error"]
+
+
+def test_left_padded_batches_match_solo_runs(hf_service: str) -> None:
+    import concurrent.futures
+
+    short = {"prompt_token_ids": [1, 4093, 198], "sampling": {"max_tokens": 10, "temperature": 0}}
+    long = {"prompt_token_ids": list(range(100, 160)),
+            "sampling": {"max_tokens": 10, "temperature": 0}}
+    solo = httpx.post(hf_service + "/v1/generate", json=short, timeout=60).json()
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        mixed = list(pool.map(
+            lambda body: httpx.post(hf_service + "/v1/generate", json=body, timeout=60).json(),
+            [long, short, long, short]))
+    for result in (mixed[1], mixed[3]):
+        assert result["token_ids"] == solo["token_ids"]
+        assert max(abs(a - b) for a, b in zip(result["logprobs"], solo["logprobs"],
+                                              strict=True)) < 1e-4
