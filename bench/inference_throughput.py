@@ -48,7 +48,7 @@ def prompts(tokenizer, n: int) -> list[list[int]]:
 
 
 async def bare_engine(settings, model_path: str, batch: list[list[int]], max_tokens: int,
-                      concurrency: int) -> tuple[int, float]:
+                      concurrency: int, rounds: int) -> list[tuple[int, float]]:
     from vllm import AsyncEngineArgs
     from vllm import SamplingParams as VSP
     from vllm.inputs import TokensPrompt
@@ -72,9 +72,13 @@ async def bare_engine(settings, model_path: str, batch: list[list[int]], max_tok
 
     try:
         await asyncio.gather(*(one(-i - 1, ids) for i, ids in enumerate(batch[:4])))  # warm-up
-        start = time.perf_counter()
-        tokens = sum(await asyncio.gather(*(one(i, ids) for i, ids in enumerate(batch))))
-        return tokens, time.perf_counter() - start
+        results = []
+        for r in range(rounds):
+            start = time.perf_counter()
+            jobs = (one(r * len(batch) + i, ids) for i, ids in enumerate(batch))
+            tokens = sum(await asyncio.gather(*jobs))
+            results.append((tokens, time.perf_counter() - start))
+        return results
     finally:
         llm.shutdown()
 
@@ -112,7 +116,7 @@ async def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 600) -> 
 
 
 async def through_service(url: str, batch: list[list[int]], max_tokens: int,
-                          concurrency: int) -> tuple[int, float]:
+                          concurrency: int, rounds: int) -> list[tuple[int, float]]:
     gate = asyncio.Semaphore(concurrency)
     async with httpx.AsyncClient(timeout=600) as http:
         async def one(ids: list[int]) -> int:
@@ -124,9 +128,12 @@ async def through_service(url: str, batch: list[list[int]], max_tokens: int,
             return len(response.json()["token_ids"])
 
         await asyncio.gather(*(one(ids) for ids in batch[:4]))  # warm-up
-        start = time.perf_counter()
-        tokens = sum(await asyncio.gather(*(one(ids) for ids in batch)))
-        return tokens, time.perf_counter() - start
+        results = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            tokens = sum(await asyncio.gather(*(one(ids) for ids in batch)))
+            results.append((tokens, time.perf_counter() - start))
+        return results
 
 
 async def main() -> None:
@@ -136,6 +143,7 @@ async def main() -> None:
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds per phase")
     args = parser.parse_args()
 
     from transformers import AutoTokenizer
@@ -147,23 +155,31 @@ async def main() -> None:
     batch = prompts(AutoTokenizer.from_pretrained(model_path), args.prompts)
     settings = VllmEngineSettings(dtype=args.dtype, max_model_len=2048)
 
-    bare_tokens, bare_s = await bare_engine(settings, model_path, batch, args.max_tokens,
-                                            args.concurrency)
+    bare = await bare_engine(settings, model_path, batch, args.max_tokens, args.concurrency,
+                             args.rounds)
     port = free_port()
     proc = start_service(model_path, args.dtype, port, Path("/tmp/bench_inference_service.log"))
     try:
         await wait_ready(f"http://127.0.0.1:{port}", proc)
-        svc_tokens, svc_s = await through_service(f"http://127.0.0.1:{port}", batch,
-                                                  args.max_tokens, args.concurrency)
+        svc = await through_service(f"http://127.0.0.1:{port}", batch, args.max_tokens,
+                                    args.concurrency, args.rounds)
     finally:
         proc.terminate()
         proc.wait(30)
-    bare_rate, svc_rate = bare_tokens / bare_s, svc_tokens / svc_s
     print(f"model {args.model} ({args.dtype}), {args.prompts} prompts, "
-          f"max_tokens {args.max_tokens}, concurrency {args.concurrency}, {os.cpu_count()} CPUs")
-    print(f"bare vLLM engine : {bare_tokens:6d} tokens in {bare_s:7.2f} s = {bare_rate:8.1f} tok/s")
-    print(f"through service  : {svc_tokens:6d} tokens in {svc_s:7.2f} s = {svc_rate:8.1f} tok/s")
-    print(f"service / engine : {svc_rate / bare_rate:.3f}")
+          f"max_tokens {args.max_tokens}, concurrency {args.concurrency}, {os.cpu_count()} CPUs, "
+          f"{args.rounds} rounds per phase")
+    bare_rate = report("bare vLLM engine", bare)
+    svc_rate = report("through service", svc)
+    print(f"service / engine : {svc_rate / bare_rate:.3f} (medians)")
+
+
+def report(name: str, rounds: list[tuple[int, float]]) -> float:
+    rates = sorted(tokens / seconds for tokens, seconds in rounds)
+    median = rates[len(rates) // 2]
+    print(f"{name:<17}: {rounds[0][0]:6d} tokens/round, tok/s per round "
+          f"{', '.join(f'{r:.1f}' for r in rates)}; median {median:.1f}")
+    return median
 
 
 if __name__ == "__main__":

@@ -64,6 +64,8 @@ def prepare_model(name: str, cache_dir: Path | None = None, force: bool = False)
         log.info("preparing model %s into %s", name, target)
         info = _BUILDERS[name](tmp)
         (tmp / MARKER).write_text(json.dumps({"name": name, **info}, indent=2))
+        if is_prepared(target) and not force:  # another process finished first: keep theirs
+            return target
         _replace(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
