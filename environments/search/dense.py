@@ -44,11 +44,14 @@ class MiniLM:
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir())
         self.model = AutoModel.from_pretrained(model_dir()).eval()
 
-    def embed(self, texts: list[str], batch: int = 64) -> np.ndarray:
-        out = []
-        for i in range(0, len(texts), batch):
+    def embed(self, texts: list[str], batch: int = 32) -> np.ndarray:
+        """Embeddings in input order; texts are batched by length to waste less padding."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.model.config.hidden_size), dtype=np.float32)
+        for start in range(0, len(order), batch):
+            idx = order[start : start + batch]
             enc = self.tokenizer(
-                texts[i : i + batch],
+                [texts[i] for i in idx],
                 padding=True,
                 truncation=True,
                 max_length=256,
@@ -58,8 +61,8 @@ class MiniLM:
                 hidden = self.model(**enc).last_hidden_state
             mask = enc["attention_mask"].unsqueeze(-1).float()
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            out.append(self.torch.nn.functional.normalize(pooled, dim=-1).numpy())
-        return np.concatenate(out).astype(np.float32)
+            out[idx] = self.torch.nn.functional.normalize(pooled, dim=-1).numpy()
+        return out
 
 
 class DenseIndex:
