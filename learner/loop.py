@@ -24,6 +24,7 @@ from learner.distributed import (
     load_hf_weights,
     shard_model,
 )
+from learner.evaluation import Evaluator
 from learner.metrics import MetricsSink
 from learner.model import (
     base_config,
@@ -94,6 +95,7 @@ class Learner:
         self._elapsed_before = 0.0
         self._last_saved_version = -1
         self._failed_replicas = 0
+        self.evaluator: Evaluator | None = None
 
     # ------------------------------------------------------------------- setup
 
@@ -147,6 +149,9 @@ class Learner:
         if found is not None:
             self._catch_up_with_publication()
         self._publish(self.state.version, notify=found is not None)
+        if self.metrics is not None and self.settings.evaluate and self.spec.eval.every_n_steps:
+            self.evaluator = Evaluator(self.rt, self.metrics.record)
+            self.evaluator.maybe_request(self.state.version)
 
     def _catch_up_with_publication(self) -> None:
         """Versions only go up (replay refuses an older publication). When the learner died
@@ -277,6 +282,8 @@ class Learner:
         self._failed_replicas = 0
         publish_s = self._publish(self.state.version)
         self._ack(batch.batch_id)
+        if self.evaluator is not None:
+            self.evaluator.maybe_request(self.state.version)
         self.state.elapsed_s = self.elapsed()
         values |= {
             "version": float(self.state.version),
@@ -323,6 +330,8 @@ class Learner:
         self.save_checkpoint()
         if reason != "stopped":
             self.export_final()
+            if self.evaluator is not None:  # the final evaluation belongs to the run
+                self.evaluator.close()
         log.info("learner done at v%d (%s)", self.state.version, reason)
         return reason
 
@@ -340,6 +349,8 @@ class Learner:
         return dest
 
     def close(self) -> None:
+        if self.evaluator is not None:
+            self.evaluator.close(timeout_s=5.0)
         if self.metrics is not None:
             self.metrics.close()
         if self.replay is not None:

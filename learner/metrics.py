@@ -4,6 +4,8 @@ run_dir/metrics.jsonl and (best effort, with a timeout) to the control plane."""
 from __future__ import annotations
 
 import logging
+import os
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -37,14 +39,19 @@ class MetricsSink:
         self.job_id = job_id
         self.api_url = api_url.rstrip("/") if api_url else None
         self.timeout_s = timeout_s
-        self._http = httpx.Client(timeout=timeout_s) if self.api_url else None
+        # The job runner hands every job process a token scoped to this job.
+        token = os.environ.get("SLIPSTREAM_API_TOKEN")
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        self._http = httpx.Client(timeout=timeout_s, headers=headers) if self.api_url else None
+        self._lock = threading.Lock()  # the evaluator thread records too
         self.api_failures = 0
 
     def record(self, step: int, values: dict[str, float], kind: str = "train") -> MetricPoint:
         point = MetricPoint(job_id=self.job_id, step=step, kind=kind, values=values)  # type: ignore[arg-type]
-        with self.path.open("a") as f:
-            f.write(point.model_dump_json() + "\n")
-        self._post([point])
+        with self._lock:
+            with self.path.open("a") as f:
+                f.write(point.model_dump_json() + "\n")
+            self._post([point])
         return point
 
     def _post(self, points: list[MetricPoint]) -> None:

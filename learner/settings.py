@@ -16,6 +16,11 @@ class LearnerSettings(BaseSettings):
 
     log_level: str = Field("INFO", description="Root log level (DEBUG, INFO, WARNING, ERROR).")
     log_json: bool = Field(False, description="Emit one JSON object per log line.")
+    evaluate: bool = Field(
+        True,
+        description="Run held-out evaluations on the spec's eval cadence (a background thread "
+        "driving the rollout code against inference, environments and reward).",
+    )
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="Training device; auto = CUDA when available, else CPU."
     )

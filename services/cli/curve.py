@@ -8,7 +8,7 @@ from pathlib import Path
 
 from services.common.wire import MetricPoint
 
-TRAIN_KEY = "reward_mean"
+TRAIN_KEY = "reward/mean"  # the learner's batch mean reward
 EVAL_KEY = "eval_reward"
 
 

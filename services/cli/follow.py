@@ -42,9 +42,9 @@ def stack_settings_for(spec: JobSpec) -> list[str]:
 def _describe(job: JobInfo, latest: dict[str, float], eval_reward: float | None) -> str:
     parts = [f"[bold]{job.status}[/]"]
     for key, label, fmt in (
-        ("reward_mean", "reward", "{:.3f}"),
+        ("reward/mean", "reward", "{:.3f}"),
         ("tokens_per_s", "tok/s", "{:.0f}"),
-        ("staleness_mean", "staleness", "{:.2f}"),
+        ("staleness/mean", "staleness", "{:.2f}"),
     ):
         if key in latest:
             parts.append(f"{label} {fmt.format(latest[key])}")

@@ -26,7 +26,7 @@ def main(model: str, run_dir: str) -> None:
     rt = JobRuntime(job_id="dp", spec=spec, run_dir=run_dir,
                     endpoints={"inference": "http://127.0.0.1:9"})  # fmt: skip
     ctx = init_distributed("cpu", 120)
-    learner = Learner(rt, LearnerSettings(), ctx, None)
+    learner = Learner(rt, LearnerSettings(evaluate=False), ctx, None)
     learner.setup()
     trajs = BanditProducer(Path(model), "dp", group_size=4, seed=0).produce(2)
     metrics = learner.trainer.step(trajs, 0)

@@ -45,8 +45,8 @@ def test_mean_reward_rises(tiny_model_path: Path, tmp_path: Path) -> None:
     torch.set_num_threads(1)
     store = MemoryStore()
     ctx = DistContext(0, 1, 0, torch.device("cpu"))
-    learner = Learner(runtime(tiny_model_path, tmp_path), LearnerSettings(take_wait_s=0), ctx,
-                      ReplayAdapter(store))  # fmt: skip
+    settings = LearnerSettings(take_wait_s=0, evaluate=False)
+    learner = Learner(runtime(tiny_model_path, tmp_path), settings, ctx, ReplayAdapter(store))
     learner.setup()
     producer = BanditProducer(tiny_model_path, JOB, group_size=8, seed=0)
     while learner.budget_reason() is None:

@@ -54,7 +54,8 @@ def write_runtime(model: Path, run_dir: Path, job: str) -> Path:
 
 def start(runtime: Path, log: Path, resume: bool) -> subprocess.Popen[bytes]:
     env = os.environ | {"OMP_NUM_THREADS": "1", "SLIPSTREAM_LEARNER_TAKE_WAIT_S": "1",
-                        "SLIPSTREAM_LEARNER_PUBLISH_TIMEOUT_S": "2"}  # fmt: skip
+                        "SLIPSTREAM_LEARNER_PUBLISH_TIMEOUT_S": "2",
+                        "SLIPSTREAM_LEARNER_EVALUATE": "false"}  # fmt: skip
     args = [sys.executable, "-m", "learner", "--runtime", str(runtime)]
     with log.open("ab") as out:
         return subprocess.Popen(args + (["--resume"] if resume else []), cwd=ROOT, env=env,
