@@ -189,12 +189,12 @@ def run(path: Path, out: Path | None, keep_up: bool, assignments: list[str]) -> 
 
 
 def models_prepare(name: str, force: bool, quiet: bool = False) -> None:
-    from services.inference.models import KNOWN_MODELS, prepare_model
+    from services.inference.models import known_models, prepare_model
 
-    if name not in KNOWN_MODELS:
+    if name not in known_models():
         if Path(name).exists() or quiet:
             return
-        raise _fail(f"unknown model '{name}' (known: {', '.join(sorted(KNOWN_MODELS))})")
+        raise _fail(f"unknown model '{name}' (known: {', '.join(known_models())})")
     started = time.monotonic()
     path = prepare_model(name, force=force)
     if not quiet:
