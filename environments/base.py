@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pydantic import BaseModel, ConfigDict
+
 from environments.tasks import Task, TaskSet, cache_path, default_data_dir
 from environments.tools import BadArguments, Final, ToolDef, ToolFailure, collect_tools
 from services.common.wire import SessionInfo, StepResult, ToolCall, ToolError, ToolSpec
@@ -57,6 +59,11 @@ class Environment:
     max_turns: ClassVar[int | None] = None
     tools: ClassVar[dict[str, ToolDef]] = {}
 
+    class Options(BaseModel):
+        """Per-session options (SessionCreate.options); subclasses declare their own."""
+
+        model_config = ConfigDict(extra="forbid")
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.tools = collect_tools(cls)
@@ -70,6 +77,7 @@ class Environment:
         self.final_answer: str | None = None
         self.history: list[tuple[str, str]] = []
         self.lock = threading.Lock()
+        self.options: Any = self.Options()
 
     # ------------------------------------------------------------ class-level hooks
 
@@ -136,6 +144,10 @@ class Environment:
     def system_prompt(self) -> str | None:
         return None
 
+    def offered_tools(self) -> list[ToolSpec]:
+        """The tools this session shows the agent. Default: every declared tool."""
+        return self.tool_specs()
+
     def reset(self) -> str:
         """The first observation (the user turn). Default: the task prompt."""
         return self.task.prompt
@@ -156,7 +168,7 @@ class Environment:
             task=self.task.view(),
             observation=observation,
             system_prompt=self.system_prompt(),
-            tools=self.tool_specs(),
+            tools=self.offered_tools(),
             max_turns=self.max_turns,
         )
 

@@ -19,6 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
 from environments.base import EnvContext, Environment
 from environments.registry import UnknownEnvironment, available, get_environment
 from environments.schemas import EnvironmentDescription
@@ -190,6 +192,7 @@ class EnvironmentHost:
             loaded = await self.loaded(req.env)
             task = self._find_task(loaded, req)
             env = loaded.cls(task, loaded.shared, loaded.ctx)
+            env.options = _parse_options(loaded.cls, req)
             started = time.perf_counter()
             try:
                 observation = await self.run(env.reset, self.settings.reset_timeout_s)
@@ -330,3 +333,17 @@ class EnvironmentHost:
                 )
             )
         return out
+
+
+def _parse_options(cls: type[Environment], req: SessionCreate) -> Any:
+    """The session's options, validated by the environment's own Options model."""
+    try:
+        return cls.Options.model_validate(req.options)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(part) for part in err["loc"])
+        message = "unknown option" if err["type"] == "extra_forbidden" else err["msg"]
+        raise BadRequest(
+            f"environment '{req.env}' option '{where}': {message}", field=f"options.{where}"
+        ) from None
+

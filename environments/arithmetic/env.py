@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from environments.arithmetic import tasks as arith_tasks
 from environments.arithmetic.calc import CalcError, evaluate, format_number, parse_number
 from environments.base import EnvContext, Environment
 from environments.tasks import TaskSet
 from environments.tools import Final, ToolFailure, tool
+from services.common.wire import ToolSpec
 
 SYSTEM_PROMPT = (
     "You solve arithmetic problems. You may call calculate(expression) to compute, then "
     "call answer(value) with the final number. Replying with just the number also works."
 )
+DIRECT_PROMPT = "Answer the arithmetic question with just the final number."
 
 
 def score(answer: str, gold: str) -> float:
@@ -34,8 +38,20 @@ class ArithmeticEnvironment(Environment):
     def build_task_set(cls, name: str, seed: int, ctx: EnvContext) -> TaskSet:
         return arith_tasks.generate(name, seed, cls.task_set_version)
 
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        tools: bool = Field(
+            True,
+            description="Offer calculate/answer. False: a single-turn task answered in plain "
+            "text with a short prompt (the fastest setting for learning on CPU).",
+        )
+
     def system_prompt(self) -> str:
-        return SYSTEM_PROMPT
+        return SYSTEM_PROMPT if self.options.tools else DIRECT_PROMPT
+
+    def offered_tools(self) -> list[ToolSpec]:
+        return self.tool_specs() if self.options.tools else []
 
     @tool("Evaluate an arithmetic expression with numbers, + - * / // % ** and parentheses.")
     def calculate(self, expression: Annotated[str, "The expression, e.g. '3 * (4 + 5)'."]) -> str:

@@ -264,6 +264,11 @@ class SessionCreate(WireModel):
     task_id: str | None = Field(None, description="A task id; if absent one is drawn.")
     split: Literal["train", "eval"] = "train"
     seed: int | None = Field(None, description="Seed for drawing a task when task_id is None.")
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Environment-specific options (the job spec's environments[].options); "
+        "each environment validates its own and rejects unknown ones.",
+    )
 
 
 class TaskView(WireModel):

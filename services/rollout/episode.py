@@ -17,7 +17,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from services.common.errors import NotFound
 from services.common.jobspec import JobSpec
@@ -91,6 +91,7 @@ class EpisodeTask:
     task_id: str | None = None
     split: Literal["train", "eval"] = "train"
     seed: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -204,7 +205,9 @@ class EpisodeRunner:
 
     async def _reset(self, state: _State) -> None:
         t = state.task
-        request = SessionCreate(env=t.env, task_id=t.task_id, split=t.split, seed=t.seed)
+        request = SessionCreate(
+            env=t.env, task_id=t.task_id, split=t.split, seed=t.seed, options=t.options
+        )
         session = await self._env_call(state, self.envs.create_session(request), "reset")
         state.session = session
         if session.system_prompt:

@@ -47,12 +47,13 @@ async def evaluate(
 ) -> EvalResult:
     config = config or WorkerConfig()
     slots = asyncio.Semaphore(runtime.spec.resources.episodes_per_worker)
+    options = {e.name: e.options for e in runtime.spec.environments}
     tasks = await _eval_tasks(deps, runtime, num_tasks)
 
     async def one(env: str, task_set: str, task_id: str):  # type: ignore[no-untyped-def]
         task = EpisodeTask(
             job_id=runtime.job_id, env=env, task_set=task_set, group_id="eval-" + new_id(),
-            start_version=version, task_id=task_id, split="eval",
+            start_version=version, task_id=task_id, split="eval", options=options[env],
         )
         async with slots:
             return await deps.runner.run(task)

@@ -225,6 +225,7 @@ class RolloutWorker:
             start_version=version,
             task_id=pick.task_id,
             seed=pick.seed,
+            options=pick.env.options,
         )
         async with self._slots:
             start = time.monotonic()
