@@ -24,9 +24,47 @@ from dataclasses import dataclass, field
 import httpx
 
 from environments.client import AsyncEnvironmentsClient
-from services.common.wire import SessionCreate, SessionInfo, ToolCall
+from services.common.wire import SessionCreate, SessionInfo, StepResult, ToolCall
 
-Script = Callable[[AsyncEnvironmentsClient, SessionInfo], Awaitable[list[float]]]
+
+class RawClient:
+    """A lean aiohttp load generator with the typed client's three session calls, so the
+    client's own CPU (httpx + retries) does not cap what the server is measured at."""
+
+    def __init__(self, url: str, connections: int) -> None:
+        import aiohttp
+
+        self.url = url
+        self.http = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=connections),
+            timeout=aiohttp.ClientTimeout(total=60),
+        )
+
+    async def _post(self, path: str, body: dict) -> dict:
+        async with self.http.post(self.url + path, json=body) as response:
+            response.raise_for_status()
+            return await response.json()
+
+    async def create_session(self, request: SessionCreate) -> SessionInfo:
+        return SessionInfo.model_validate(await self._post("/v1/sessions", request.model_dump()))
+
+    async def step(self, sid: str, call: ToolCall) -> StepResult:
+        body = {"tool_call": call.model_dump()}
+        return StepResult.model_validate(await self._post(f"/v1/sessions/{sid}/step", body))
+
+    async def close_session(self, sid: str) -> None:
+        async with self.http.delete(f"{self.url}/v1/sessions/{sid}") as response:
+            response.raise_for_status()
+
+    async def __aenter__(self) -> RawClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.http.close()
+
+
+Client = AsyncEnvironmentsClient | RawClient
+Script = Callable[[Client, SessionInfo], Awaitable[list[float]]]
 
 
 @dataclass
@@ -35,22 +73,31 @@ class Stats:
     steps: list[float] = field(default_factory=list)
     errors: int = 0
     rejected: int = 0
+    server_cpu_s: float = 0.0
+    client_cpu_s: float = 0.0
 
 
-async def timed_step(c: AsyncEnvironmentsClient, sid: str, name: str, **args: object) -> tuple:
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def timed_step(c: Client, sid: str, name: str, **args: object) -> tuple:
     started = time.perf_counter()
     result = await c.step(sid, ToolCall(name=name, arguments=args))
     return time.perf_counter() - started, result
 
 
-async def arithmetic(c: AsyncEnvironmentsClient, info: SessionInfo) -> list[float]:
+async def arithmetic(c: Client, info: SessionInfo) -> list[float]:
     expr = info.observation.removeprefix("What is ").removesuffix("?")
     t1, r = await timed_step(c, info.session_id, "calculate", expression=expr)
     t2, _ = await timed_step(c, info.session_id, "answer", value=r.observation)
     return [t1, t2]
 
 
-async def search(c: AsyncEnvironmentsClient, info: SessionInfo) -> list[float]:
+async def search(c: Client, info: SessionInfo) -> list[float]:
     t1, r = await timed_step(c, info.session_id, "search", query=info.observation, k=5)
     doc = r.observation.split("[", 1)[1].split("]", 1)[0] if "[" in r.observation else "Earth"
     t2, _ = await timed_step(c, info.session_id, "open", doc_id=doc)
@@ -58,7 +105,7 @@ async def search(c: AsyncEnvironmentsClient, info: SessionInfo) -> list[float]:
     return [t1, t2, t3]
 
 
-async def sql(c: AsyncEnvironmentsClient, info: SessionInfo) -> list[float]:
+async def sql(c: Client, info: SessionInfo) -> list[float]:
     sid = info.session_id
     t1, r = await timed_step(c, sid, "list_tables")
     table = r.observation.split(" ", 1)[0]
@@ -71,7 +118,7 @@ async def sql(c: AsyncEnvironmentsClient, info: SessionInfo) -> list[float]:
 SCRIPTS: dict[str, Script] = {"arithmetic": arithmetic, "search": search, "sql": sql}
 
 
-async def episode(c: AsyncEnvironmentsClient, env: str, seed: int, stats: Stats) -> None:
+async def episode(c: Client, env: str, seed: int, stats: Stats) -> None:
     started = time.perf_counter()
     try:
         info = await c.create_session(SessionCreate(env=env, seed=seed))
@@ -87,15 +134,19 @@ async def episode(c: AsyncEnvironmentsClient, env: str, seed: int, stats: Stats)
         await c.close_session(info.session_id)
 
 
+def make_client(kind: str, url: str, connections: int) -> Client:
+    if kind == "raw":
+        return RawClient(url, connections)
+    timeout = httpx.Timeout(60.0, connect=10.0)
+    return AsyncEnvironmentsClient(url, timeout=timeout, retries=3, max_connections=connections)
+
+
 async def run_env(
-    url: str, env: str, episodes: int, concurrency: int, connections: int
+    url: str, env: str, episodes: int, concurrency: int, connections: int, kind: str, pid: int
 ) -> tuple[Stats, float]:
     stats = Stats()
     gate = asyncio.Semaphore(concurrency)
-    timeout = httpx.Timeout(60.0, connect=10.0)
-    async with AsyncEnvironmentsClient(
-        url, timeout=timeout, retries=3, max_connections=connections
-    ) as c:
+    async with make_client(kind, url, connections) as c:
 
         async def one(i: int) -> None:
             async with gate:
@@ -103,9 +154,13 @@ async def run_env(
 
         await asyncio.gather(*[one(i) for i in range(min(concurrency, episodes))])  # warm-up
         stats = Stats()
+        server0, client0 = process_cpu_s(pid), sum(os.times()[:2])
         started = time.perf_counter()
         await asyncio.gather(*[one(i) for i in range(episodes)])
-        return stats, time.perf_counter() - started
+        wall = time.perf_counter() - started
+        stats.server_cpu_s = process_cpu_s(pid) - server0
+        stats.client_cpu_s = sum(os.times()[:2]) - client0
+        return stats, wall
 
 
 def pct(values: list[float], q: int) -> float:
@@ -185,10 +240,18 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=32, help="server tool threads")
     parser.add_argument("--connections", type=int, default=64, help="client HTTP connections")
+    parser.add_argument(
+        "--client",
+        choices=["raw", "typed"],
+        default="raw",
+        help="raw: lean aiohttp load generator (default); typed: environments.client "
+        "(httpx + retries, what rollout workers use; its CPU cost shows in the figures)",
+    )
     args = parser.parse_args()
     print(
         "step = a tool call as the client sees it; srv = the server's own tool-call time "
-        "(thread queue + tool, from its Prometheus histogram, bucket-interpolated)"
+        "(thread queue + tool, from its Prometheus histogram, bucket-interpolated); "
+        "cpu/ep = CPU time per episode of the server and of this load generator"
     )
     envs = args.envs.split(",")
     with socket.socket() as s:
@@ -206,20 +269,30 @@ def main() -> None:
         header = (
             f"{'env':<11}{'sessions/s':>11}{'steps/s':>9}{'reset p50':>11}"
             f"{'reset p99':>11}{'step p50':>10}{'step p99':>10}{'srv p50':>9}{'srv p99':>9}"
-            f"{'errors':>8}{'429':>6}"
+            f"{'errors':>8}{'429':>6}{'srv cpu/ep':>12}{'cli cpu/ep':>12}"
         )
         print(header)
         print("-" * len(header))
         for env in envs:
             stats, wall = asyncio.run(
-                run_env(url, env, args.episodes, args.concurrency, args.connections)
+                run_env(
+                    url,
+                    env,
+                    args.episodes,
+                    args.concurrency,
+                    args.connections,
+                    args.client,
+                    proc.pid,
+                )
             )
             srv = server_quantiles(url, env)
+            n = max(1, len(stats.resets))
             print(
                 f"{env:<11}{len(stats.resets) / wall:>11.1f}{len(stats.steps) / wall:>9.1f}"
                 f"{pct(stats.resets, 50):>9.1f}ms{pct(stats.resets, 99):>9.1f}ms"
                 f"{pct(stats.steps, 50):>8.1f}ms{pct(stats.steps, 99):>8.1f}ms"
                 f"{srv[0]:>7.1f}ms{srv[1]:>7.1f}ms{stats.errors:>8}{stats.rejected:>6}"
+                f"{stats.server_cpu_s / n * 1000:>10.1f}ms{stats.client_cpu_s / n * 1000:>10.1f}ms"
             )
     finally:
         proc.terminate()
