@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: install system-deps quickstart test test-all lint bench clean
+.PHONY: install quickstart test test-slow test-all lint clean
 
 $(VENV)/.installed: pyproject.toml deploy/apt-packages.txt
 	bash deploy/install.sh "$(VENV)" "$(PYTHON)"
@@ -23,6 +23,10 @@ quickstart: install
 # The default suite: everything except tests marked slow (CI adds the slow ones it needs).
 test: install
 	$(PY) -m pytest -m "not slow and not gpu" $(PYTEST_ARGS)
+
+# The slow tests: real vLLM, the learner learning, kill-and-resume, real multi-turn rollouts.
+test-slow: install
+	$(PY) -m pytest -m "slow and not gpu" $(PYTEST_ARGS)
 
 test-all: install
 	$(PY) -m pytest -m "not gpu" $(PYTEST_ARGS)
