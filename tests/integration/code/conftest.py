@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.procs import free_port, serve_app
 
 from environments.code.models import Isolation, Limits
 from environments.code.sandbox import Sandbox
@@ -77,21 +78,12 @@ def assert_contained(sandbox: Sandbox):  # type: ignore[no-untyped-def]
 def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real environment server serving `code` (uvicorn on a free port, in a thread).
     The sandbox pool is small (1 running + 1 queued) so back-pressure is testable."""
-    import socket
-    import threading
-    import time
-
-    import httpx
-    import uvicorn
-
     from environments.app import create_app
     from environments.settings import EnvironmentsSettings
 
     if not shutil.which("bwrap"):
         pytest.skip("bubblewrap is not installed (Debian package 'bubblewrap')")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     settings = EnvironmentsSettings(
         envs=["code"],
         port=port,
@@ -100,23 +92,5 @@ def code_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         step_timeout_s=30,
         mcp=False,
     )
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    else:
-        server.should_exit = True
-        raise RuntimeError("code environment server did not become ready")
-    yield url
-    server.should_exit = True
-    thread.join(timeout=30)
+    with serve_app(create_app(settings), port, timeout=120) as url:
+        yield url

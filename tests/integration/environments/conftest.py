@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import uvicorn
+from support.procs import free_port, serve_app
 
 from environments import registry
 from environments.app import create_app
@@ -43,16 +41,10 @@ class Server:
     settings: EnvironmentsSettings
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def env_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     registry.register("slow-test", SlowEnv, replace=True)
-    port = _free_port()
+    port = free_port()
     settings = EnvironmentsSettings(
         envs=["arithmetic", "search", "sql", "slow-test"],
         port=port,
@@ -60,26 +52,7 @@ def env_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         max_sessions=40,
         step_timeout_s=1.0,
     )
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 120
-    import httpx
-
-    url = f"http://127.0.0.1:{port}"
-    while time.monotonic() < deadline:  # ready = every environment loaded
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    else:
-        server.should_exit = True
-        raise RuntimeError("environment server did not become ready")
-    yield Server(url, settings)
-    server.should_exit = True
-    thread.join(timeout=30)
+    # ready = every environment loaded
+    with serve_app(create_app(settings), port, timeout=120) as url:
+        yield Server(url, settings)
     registry.unregister("slow-test")
