@@ -47,12 +47,21 @@ def _model(model: Any) -> Callable[[httpx.Response], Any]:
     return lambda r: model.model_validate(r.json())
 
 
+def _field(model: Any, name: str) -> Callable[[httpx.Response], Any]:
+    """Parse the response as `model` and return its field `name`."""
+    return lambda r: getattr(model.model_validate(r.json()), name)
+
+
+def _nothing(r: httpx.Response) -> None:
+    return None
+
+
 class _Calls:
     @staticmethod
     def put_many(trajs: list[Trajectory]) -> _Call:
         job_id = trajs[0].job_id
         body = [t.model_dump(mode="json") for t in trajs]
-        return _Call("POST", f"/v1/jobs/{job_id}/trajectories", lambda r: None, _json(body))
+        return _Call("POST", f"/v1/jobs/{job_id}/trajectories", _nothing, _json(body))
 
     @staticmethod
     def admit(job_id: str, req: AdmitRequest) -> _Call:
@@ -76,17 +85,13 @@ class _Calls:
     @staticmethod
     def ack(job_id: str, batch_id: str) -> _Call:
         return _Call(
-            "POST",
-            f"/v1/jobs/{job_id}/batches/{batch_id}/ack",
-            lambda r: AckResponse.model_validate(r.json()).acked,
+            "POST", f"/v1/jobs/{job_id}/batches/{batch_id}/ack", _field(AckResponse, "acked")
         )
 
     @staticmethod
     def recover(job_id: str) -> _Call:
         return _Call(
-            "POST",
-            f"/v1/jobs/{job_id}/recover",
-            lambda r: RecoverResponse.model_validate(r.json()).requeued_batches,
+            "POST", f"/v1/jobs/{job_id}/recover", _field(RecoverResponse, "requeued_batches")
         )
 
     @staticmethod
@@ -101,7 +106,7 @@ class _Calls:
     @staticmethod
     def publish(pub: PolicyPublication) -> _Call:
         body = _json(pub.model_dump(mode="json"))
-        return _Call("POST", f"/v1/jobs/{pub.job_id}/publications", lambda r: None, body)
+        return _Call("POST", f"/v1/jobs/{pub.job_id}/publications", _nothing, body)
 
     @staticmethod
     def latest_publication(job_id: str) -> _Call:
@@ -112,11 +117,11 @@ class _Calls:
     @staticmethod
     def finish(job_id: str, reason: str) -> _Call:
         body = _json(FinishRequest(reason=reason).model_dump())
-        return _Call("POST", f"/v1/jobs/{job_id}/finish", lambda r: None, body)
+        return _Call("POST", f"/v1/jobs/{job_id}/finish", _nothing, body)
 
     @staticmethod
     def delete_job(job_id: str) -> _Call:
-        return _Call("DELETE", f"/v1/jobs/{job_id}", lambda r: None)
+        return _Call("DELETE", f"/v1/jobs/{job_id}", _nothing)
 
 
 class ReplayClient(ServiceClient):
