@@ -29,6 +29,16 @@ def truncated_ratio(log_ratio: Tensor, cap: float) -> tuple[Tensor, Tensor]:
     return torch.exp(log_ratio.clamp(max=log_cap)), log_ratio > log_cap
 
 
+def _clipped_surrogate(
+    ratio: Tensor, adv: Tensor, weight: Tensor, eps_low: float, eps_high: float
+) -> tuple[Tensor, Tensor]:
+    """(-weight * min(ratio * A, clip(ratio, 1 - eps_low, 1 + eps_high) * A), where the clip
+    bound as a float mask)."""
+    unclipped = ratio * adv
+    clipped = ratio.clamp(1.0 - eps_low, 1.0 + eps_high) * adv
+    return -weight * torch.minimum(unclipped, clipped), (clipped < unclipped).float()
+
+
 def ppo_clip_decoupled_loss(
     logp: Tensor,
     prox: Tensor,
@@ -44,12 +54,10 @@ def ppo_clip_decoupled_loss(
     loss_t = -w * min(r * A, clip(r, 1 - eps_low, 1 + eps_high) * A)."""
     ratio = torch.exp(_masked(logp - prox, mask))
     weight, truncated = truncated_ratio(_masked(prox - behav, mask).detach(), behavior_cap)
-    unclipped = ratio * adv
-    clipped = ratio.clamp(1.0 - eps_low, 1.0 + eps_high) * adv
-    loss = -weight * torch.minimum(unclipped, clipped)
+    loss, clipped = _clipped_surrogate(ratio, adv, weight, eps_low, eps_high)
     stats = {
         "ratio": ratio.detach(),
-        "clipped": (clipped < unclipped).float(),
+        "clipped": clipped,
         "behavior_ratio": torch.exp(_masked(prox - behav, mask).detach()),
         "behavior_truncated": truncated.float(),
     }
@@ -61,16 +69,7 @@ def tis_token_loss(
 ) -> tuple[Tensor, Stats]:
     """Token-level truncated importance sampling (off-policy policy gradient):
     rho_t = min(pi_theta(y_t) / mu(y_t), C) (no gradient), loss_t = -rho_t * A_t * logp_t."""
-    log_ratio = _masked(logp.detach() - behav, mask)
-    rho, truncated = truncated_ratio(log_ratio, cap)
-    loss = -rho * adv * logp
-    stats = {
-        "ratio": torch.ones_like(logp).detach(),
-        "clipped": torch.zeros_like(logp).detach(),
-        "behavior_ratio": torch.exp(log_ratio),
-        "behavior_truncated": truncated.float(),
-    }
-    return _masked(loss, mask), stats
+    return _tis_loss(logp, adv, mask, _masked(logp.detach() - behav, mask), cap)
 
 
 def tis_sequence_loss(
@@ -80,13 +79,21 @@ def tis_sequence_loss(
     rho_i = min(prod_t pi_theta(y_t) / mu(y_t), C) = min(exp(sum_t m_t (logp_t - behav_t)), C)
     (no gradient), loss_{i,t} = -rho_i * A_{i,t} * logp_{i,t}."""
     seq_log_ratio = _masked(logp.detach() - behav, mask).sum(-1, keepdim=True)
-    rho, truncated = truncated_ratio(seq_log_ratio, cap)
+    return _tis_loss(logp, adv, mask, seq_log_ratio, cap)
+
+
+def _tis_loss(
+    logp: Tensor, adv: Tensor, mask: Tensor, log_ratio: Tensor, cap: float
+) -> tuple[Tensor, Stats]:
+    """-min(exp(log_ratio), C) * A * logp; `log_ratio` is per token [B, T] or per sequence
+    [B, 1] (its stats are broadcast to [B, T])."""
+    rho, truncated = truncated_ratio(log_ratio, cap)
     loss = -rho * adv * logp
     shape = logp.shape
     stats = {
         "ratio": torch.ones_like(logp).detach(),
         "clipped": torch.zeros_like(logp).detach(),
-        "behavior_ratio": torch.exp(seq_log_ratio).expand(shape),
+        "behavior_ratio": torch.exp(log_ratio).expand(shape),
         "behavior_truncated": truncated.float().expand(shape),
     }
     return _masked(loss, mask), stats
@@ -116,13 +123,11 @@ def gspo_loss(
     token_ratio = seq_ratio.detach() * torch.exp(logp - logp.detach())
     log_w = _sequence_mean(prox - behav, mask).detach()
     weight, truncated = truncated_ratio(log_w, behavior_cap)
-    unclipped = token_ratio * adv
-    clipped = token_ratio.clamp(1.0 - eps_low, 1.0 + eps_high) * adv
-    loss = -weight * torch.minimum(unclipped, clipped)
+    loss, clipped = _clipped_surrogate(token_ratio, adv, weight, eps_low, eps_high)
     shape = logp.shape
     stats = {
         "ratio": seq_ratio.detach().expand(shape),
-        "clipped": (clipped < unclipped).float(),
+        "clipped": clipped,
         "behavior_ratio": torch.exp(log_w).expand(shape),
         "behavior_truncated": truncated.float().expand(shape),
     }
