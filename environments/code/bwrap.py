@@ -147,25 +147,26 @@ def bwrap_args(layout: InterpreterLayout, spec: LaunchSpec, bwrap: str = "bwrap"
     return [*args, layout.python, "-E", "-s", "-B", spec.script, *spec.argv]
 
 
-def sandbox_argv(layout: InterpreterLayout, spec: LaunchSpec, bwrap: str = "bwrap") -> list[str]:
-    """The full launcher chain for the bwrap levels."""
+def _launcher_prefix(spec: LaunchSpec) -> list[str]:
+    """What every level runs first: join the cgroup (if any), set the rlimits, drop to the
+    run's uid (if any)."""
     argv: list[str] = []
     if spec.cgroup_procs:
         argv += cgroup_join_args(spec.cgroup_procs)
     argv += prlimit_args(spec.limits)
     if spec.uid is not None:
         argv += setpriv_args(spec.uid)
-    return argv + bwrap_args(layout, spec, bwrap)
+    return argv
+
+
+def sandbox_argv(layout: InterpreterLayout, spec: LaunchSpec, bwrap: str = "bwrap") -> list[str]:
+    """The full launcher chain for the bwrap levels."""
+    return _launcher_prefix(spec) + bwrap_args(layout, spec, bwrap)
 
 
 def plain_argv(layout: InterpreterLayout, spec: LaunchSpec, workdir: Path) -> list[str]:
     """The launcher chain for the weak `rlimit` level (no namespaces)."""
-    argv: list[str] = []
-    if spec.cgroup_procs:
-        argv += cgroup_join_args(spec.cgroup_procs)
-    argv += prlimit_args(spec.limits)
-    if spec.uid is not None:
-        argv += setpriv_args(spec.uid)
+    argv = _launcher_prefix(spec)
     env = ["env", "-i", "-C", str(workdir), "PATH=/usr/bin:/bin", f"HOME={workdir}",
            f"TMPDIR={workdir}", "LANG=C.UTF-8"]  # fmt: skip
     return argv + env + [layout.python, "-E", "-s", "-B", spec.script, *spec.argv]
