@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -66,13 +67,14 @@ def start_module(module: str, port: int, env: dict[str, str], log: Path) -> Proc
 
 
 @contextlib.contextmanager
-def serve_app(app: object, port: int, timeout: float = 60.0) -> Iterator[str]:
+def serve_app(app: object, port: int, timeout: float = 60.0, **config: Any) -> Iterator[str]:
     """Serve an ASGI app with uvicorn in a background thread; yields its base URL once
-    its /readyz answers 200."""
+    its /readyz answers 200. `config`: more `uvicorn.Config` options (log_level defaults
+    to "warning")."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,  # type: ignore[arg-type]
-                                           log_level="warning"))
+    config.setdefault("log_level", "warning")
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **config))  # type: ignore[arg-type]
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -16,6 +15,7 @@ import uuid
 import pytest
 import redis
 from replay_fixtures import REDIS_URL, make_group, redis_available
+from support.procs import free_port
 
 from services.replay.client import ReplayClient
 
@@ -32,12 +32,6 @@ LEARNER = textwrap.dedent(
         time.sleep(600)  # "training": killed here, before the ack
     """
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _start_replay(port: int, prefix: str) -> subprocess.Popen[bytes]:
@@ -71,7 +65,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def test_learner_killed_between_take_and_ack_loses_nothing() -> None:
     prefix = f"slipstream-test:{uuid.uuid4().hex[:8]}"
     job_id = "crash-job"
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     replay_proc = _start_replay(port, prefix)
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 from judge_server import JudgeServer, running_judge
+from support.procs import free_port
 
 from services.reward.app import create_app
 from services.reward.registry import build_registry
@@ -28,17 +28,11 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("reward-data")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def reward_url(judge: JudgeServer, data_dir: Path) -> Iterator[str]:
     """The reward service with its default verifiers, on a real port."""
     settings = RewardSettings(
-        port=_free_port(),
+        port=free_port(),
         data_dir=str(data_dir),
         judge_url=judge.url,
         judge_model="tiny",

@@ -5,16 +5,13 @@ must come back as a recorded failure after the bounded attempts, never as a 0 re
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import threading
-import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
+from support.procs import free_port, serve_app
 
 from services.common.wire import Message, ScoreItem
 from services.reward.app import create_app as reward_app
@@ -27,31 +24,9 @@ inference_settings = pytest.importorskip("services.inference.settings")
 pytest.importorskip("transformers")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def _serve(app: object, port: int, ready_timeout: float = 120.0) -> Iterator[str]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))  # type: ignore[arg-type]
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + ready_timeout
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{url} not ready after {ready_timeout}s")
-            time.sleep(0.1)
-        yield url
-    finally:
-        server.should_exit = True
-        thread.join(30)
+def _serve(app: object, port: int, ready_timeout: float = 120.0) -> AbstractContextManager[str]:
+    """The app on uvicorn with uvicorn's own logging left alone (no log config, no level)."""
+    return serve_app(app, port, ready_timeout, log_config=None, log_level=None)
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +34,7 @@ def inference_url(tiny_model_path: Path) -> Iterator[str]:
     settings = inference_settings.InferenceSettings(
         model=str(tiny_model_path),
         served_model_name="tiny",
-        port=_free_port(),
+        port=free_port(),
         engine=inference_settings.HfEngineSettings(dtype="float32", max_model_len=1024),
     )
     with _serve(inference_app.create_app(settings), settings.port) as url:
@@ -68,7 +43,7 @@ def inference_url(tiny_model_path: Path) -> Iterator[str]:
 
 def test_random_model_verdicts_are_recorded_failures(inference_url: str, data_dir: Path) -> None:
     settings = RewardSettings(
-        port=_free_port(),
+        port=free_port(),
         data_dir=str(data_dir),
         judge_url=inference_url,  # judge_model left empty: whatever the service serves
         judge_max_attempts=2,

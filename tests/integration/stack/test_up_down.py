@@ -1,21 +1,15 @@
 """`slipstream up` starts real service processes; `down` leaves none behind."""
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import httpx
 import pytest
+from support.procs import free_port
 
 SERVICES = ["reward", "replay"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -39,7 +33,7 @@ def _alive(pid: int) -> bool:
 def stack_env(tmp_path: Path) -> dict[str, str]:
     env = {**os.environ, "SLIPSTREAM_HOME": str(tmp_path)}
     for name in SERVICES:
-        env[f"SLIPSTREAM_{name.upper()}_PORT"] = str(_free_port())
+        env[f"SLIPSTREAM_{name.upper()}_PORT"] = str(free_port())
     return env
 
 
