@@ -398,9 +398,12 @@ def _result(
     cpu = (ru.ru_utime + ru.ru_stime) if ru is not None else 0.0  # type: ignore[attr-defined]
     tree_cpu = cgroup.cpu_seconds() if cgroup is not None else None
     cpu = cpu if tree_cpu is None else tree_cpu
+    # Linux carries a process's RSS high-water mark across exec, so the child's ru_maxrss
+    # starts at whatever this (possibly large) server process held when it forked. The
+    # cgroup's peak is the true figure; ru_maxrss is only the fallback without a cgroup.
+    peak = cgroup.peak_memory() if cgroup is not None else None
     rss = (ru.ru_maxrss * 1024) if ru is not None else 0  # type: ignore[attr-defined]
     oom = cgroup.oom_killed() if cgroup is not None else False
-    peak = cgroup.peak_memory() if cgroup is not None else 0
     code = outcome.exit_code
     sig = None if code is None or outcome.timed_out else _signal_of(level, code)
     stderr = outcome.stderr.text()
@@ -415,7 +418,7 @@ def _result(
         stderr_truncated=outcome.stderr.truncated,
         wall_time_s=round(outcome.wall_time_s, 6),
         cpu_time_s=round(cpu, 6),
-        memory_bytes=max(rss, peak),
+        memory_bytes=peak if peak else rss,
         isolation=level,
     )
 
