@@ -6,10 +6,13 @@ Unknown keys anywhere are rejected, and the error names the key's full path.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from services.common.topology import by_name
 
 
 class SpecModel(BaseModel):
@@ -193,17 +196,27 @@ def load_job_spec(path: str | Path) -> JobSpec:
     return parse_job_spec(data, str(path))
 
 
+def _local(service: str) -> Callable[[], str]:
+    """Default URL of a service of the local stack (its port may be moved by
+    `SLIPSTREAM_<SERVICE>_PORT`, as `slipstream up` does)."""
+    return lambda: by_name(service).url
+
+
 class Endpoints(SpecModel):
     """Where a job's processes find the services (base URLs)."""
 
     api: str | None = Field(None, description="Control plane, for metrics and events.")
-    inference: str = Field("http://127.0.0.1:8001", description="Inference router/replica.")
+    inference: str = Field(
+        default_factory=_local("inference"), description="Inference router/replica."
+    )
     inference_replicas: list[str] = Field(
         default_factory=list, description="Every replica (weight publication); empty = router."
     )
-    environments: str = Field("http://127.0.0.1:8010", description="Environment server.")
-    reward: str | None = Field("http://127.0.0.1:8002", description="Reward service.")
-    replay: str = Field("http://127.0.0.1:8003", description="Replay service.")
+    environments: str = Field(
+        default_factory=_local("environments"), description="Environment server."
+    )
+    reward: str | None = Field(default_factory=_local("reward"), description="Reward service.")
+    replay: str = Field(default_factory=_local("replay"), description="Replay service.")
 
 
 class JobRuntime(SpecModel):
