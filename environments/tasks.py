@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from services.common.paths import slipstream_home
 from services.common.wire import TaskView
 
 log = logging.getLogger(__name__)
@@ -29,8 +30,7 @@ Split = Literal["train", "eval"]
 
 def default_data_dir() -> Path:
     """`$SLIPSTREAM_HOME/data` (default `~/.slipstream/data`)."""
-    home = os.environ.get("SLIPSTREAM_HOME") or str(Path.home() / ".slipstream")
-    return Path(home) / "data"
+    return slipstream_home() / "data"
 
 
 class Task(BaseModel):

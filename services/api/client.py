@@ -21,10 +21,10 @@ from services.api.schemas import (
     MetricsAccepted,
     MetricSeries,
 )
-from services.api.settings import default_home
 from services.api.tokens import read_token_file
 from services.common.client import AsyncServiceClient, ServiceClient, _ClientCore
 from services.common.jobspec import JobSpec
+from services.common.paths import slipstream_home
 from services.common.wire import MetricPoint
 from services.replay.schemas import TrajectoryPage
 
@@ -34,7 +34,7 @@ STREAM_TIMEOUT = httpx.Timeout(10.0, read=90.0)  # the server pings every 15 s
 
 
 def default_token() -> str | None:
-    return os.environ.get("SLIPSTREAM_API_TOKEN") or read_token_file(default_home() / "token")
+    return os.environ.get("SLIPSTREAM_API_TOKEN") or read_token_file(slipstream_home() / "token")
 
 
 def _auth_headers(token: str | None) -> dict[str, str]:

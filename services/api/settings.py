@@ -9,13 +9,13 @@ Examples::
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from services.common.jobspec import Endpoints
+from services.common.paths import slipstream_home
 from services.common.settings import ServiceSettings, service_settings_config
 
 # Placeholders a command line may use: {python} (this interpreter), {runtime} (the
@@ -24,9 +24,6 @@ DEFAULT_LEARNER_COMMAND = ["{python}", "-m", "learner", "--runtime", "{runtime}"
 DEFAULT_WORKER_COMMAND = ["{python}", "-m", "services.rollout", "worker", "--runtime", "{runtime}"]
 
 
-def default_home() -> Path:
-    """`$SLIPSTREAM_HOME`, default `~/.slipstream`."""
-    return Path(os.environ.get("SLIPSTREAM_HOME") or Path.home() / ".slipstream").expanduser()
 
 
 class _RunnerBase(BaseModel):
@@ -89,7 +86,7 @@ class ApiSettings(ServiceSettings):
 
     port: int = Field(8000, ge=0, le=65535, description="TCP port the HTTP server listens on.")
     home: Path = Field(
-        default_factory=default_home,
+        default_factory=slipstream_home,
         description="State directory ($SLIPSTREAM_HOME): database, run dirs, bootstrap token.",
     )
     database_url: str | None = Field(

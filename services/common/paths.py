@@ -7,7 +7,8 @@ from pathlib import Path
 
 
 def slipstream_home() -> Path:
-    return Path(os.environ.get("SLIPSTREAM_HOME", Path.home() / ".slipstream")).expanduser()
+    """`$SLIPSTREAM_HOME` (an empty value counts as unset), else `~/.slipstream`."""
+    return Path(os.environ.get("SLIPSTREAM_HOME") or Path.home() / ".slipstream").expanduser()
 
 
 def logs_dir() -> Path:

