@@ -12,6 +12,7 @@ import typer
 from services.cli import stack
 from services.common.jobspec import JobSpec, JobSpecError, load_job_spec
 from services.common.paths import logs_dir, slipstream_home
+from services.common.topology import ServiceEntry
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
@@ -32,36 +33,40 @@ def settings_env(assignments: list[str]) -> dict[str, str]:
 
 
 def _start(services: list[str] | None, assignments: list[str], timeout: float) -> list[str]:
-    """Start the selected services that are not already up; returns those started."""
+    """Start the selected services that are not already up; returns those started. An
+    interrupt or a failed start stops what this call had started (nothing is left behind)."""
     try:
         entries = stack.select(services)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     env = settings_env(assignments)
-    started = []
-    for entry in entries:
-        current = stack.state(entry)
-        if current.healthy:
-            continue
-        if current.alive:
-            stack.stop_service(entry.name)
-        pid = stack.start_service(entry, env)
-        typer.echo(f"started {entry.name:<13} pid {pid:<7} http://127.0.0.1:{entry.port}")
-        started.append(entry.name)
-    unhealthy = stack.wait_healthy(
-        (e for e in entries if e.name in started), timeout, "/healthz"
-    )
+    started: list[str] = []
+    try:
+        for entry in entries:
+            current = stack.state(entry)
+            if current.healthy:
+                continue
+            if current.alive:
+                stack.stop_service(entry.name)
+            pid = stack.start_service(entry, env)
+            typer.echo(f"started {entry.name:<13} pid {pid:<7} http://127.0.0.1:{entry.port}")
+            started.append(entry.name)
+        _wait_started(entries, started, timeout)
+    except BaseException:
+        down(started)
+        raise
+    return started
+
+
+def _wait_started(entries: list[ServiceEntry], started: list[str], timeout: float) -> None:
+    unhealthy = stack.wait_healthy((e for e in entries if e.name in started), timeout, "/healthz")
     if unhealthy:
         for name in unhealthy:
             typer.secho(f"--- {name} did not become healthy; log tail:", fg="red", err=True)
             typer.echo(stack.log_tail(name), err=True)
-        for name in started:
-            stack.stop_service(name)
         raise _fail(f"services not healthy: {', '.join(unhealthy)} (logs in {logs_dir()})")
-    not_ready = stack.wait_healthy((e for e in entries), timeout, "/readyz")
-    for name in not_ready:
+    for name in stack.wait_healthy(entries, timeout, "/readyz"):
         typer.secho(f"warning: {name} is up but not ready yet", fg="yellow", err=True)
-    return started
 
 
 def up(services: list[str] | None, assignments: list[str], detach: bool, timeout: float) -> None:
@@ -69,19 +74,18 @@ def up(services: list[str] | None, assignments: list[str], detach: bool, timeout
     typer.echo(f"stack is up (logs in {logs_dir()})")
     if detach:
         return
-    typer.echo("Ctrl-C stops the services this command started.")
     stopping = False
 
     def _stop(*_: object) -> None:
         nonlocal stopping
         stopping = True
 
+    # Explicit handlers: a shell may start us with SIGINT ignored (background jobs).
     signal.signal(signal.SIGTERM, _stop)
-    try:
-        while not stopping:
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+    signal.signal(signal.SIGINT, _stop)
+    typer.echo("Ctrl-C stops the services this command started.")
+    while not stopping:
+        time.sleep(0.2)
     down(started)
 
 

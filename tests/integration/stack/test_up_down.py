@@ -1,8 +1,10 @@
 """`slipstream up` starts real service processes; `down` leaves none behind."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -69,3 +71,42 @@ def test_unknown_service_is_rejected(stack_env: dict[str, str]) -> None:
     result = _cli(["up", "-d", "-s", "nonesuch"], stack_env)
     assert result.returncode == 1
     assert "unknown service" in result.stderr
+
+
+def test_foreground_up_stops_its_services_on_ctrl_c(
+    stack_env: dict[str, str], tmp_path: Path
+) -> None:
+    proc = _foreground_up(stack_env)
+    lines = []
+    for line in proc.stdout:  # type: ignore[union-attr]
+        lines.append(line)
+        if line.startswith("Ctrl-C stops"):
+            break
+    service_pid = int((tmp_path / "run" / "reward.pid").read_text())
+    proc.send_signal(signal.SIGINT)
+    out = "".join(lines) + proc.communicate(timeout=60)[0]
+    assert proc.returncode == 0, out
+    assert "stopped reward" in out
+    assert not _alive(service_pid)
+
+
+def test_ctrl_c_during_start_leaves_nothing_behind(
+    stack_env: dict[str, str], tmp_path: Path
+) -> None:
+    proc = _foreground_up(stack_env)
+    pid_file = tmp_path / "run" / "reward.pid"
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    service_pid = int(pid_file.read_text())
+    proc.send_signal(signal.SIGINT)  # before the service answers /healthz
+    out = proc.communicate(timeout=60)[0]
+    assert "stopped reward" in out, out
+    assert not _alive(service_pid)
+
+
+def _foreground_up(env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "services.cli.main", "up", "-s", "reward"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
