@@ -14,17 +14,7 @@ from fastapi import Depends, Request
 
 from services.api.db import Database
 from services.api.tokens import Scope, find_token
-from services.common.errors import SlipstreamError
-
-
-class Unauthorized(SlipstreamError):
-    status_code = 401
-    error = "unauthorized"
-
-
-class Forbidden(SlipstreamError):
-    status_code = 403
-    error = "forbidden"
+from services.common.errors import Forbidden, Unauthorized
 
 
 class Action(StrEnum):

@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 
-from services.api.auth import Forbidden, Unauthorized
 from services.api.schemas import (
     JobEvent,
     JobInfo,
@@ -23,6 +22,7 @@ from services.api.schemas import (
 )
 from services.api.tokens import read_token_file
 from services.common.client import AsyncServiceClient, ServiceClient, _ClientCore
+from services.common.errors import Unauthorized
 from services.common.jobspec import JobSpec
 from services.common.paths import slipstream_home
 from services.common.wire import MetricPoint
@@ -42,20 +42,15 @@ def _auth_headers(token: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
+_TOKEN_HINT = " (set SLIPSTREAM_API_TOKEN or create one: `slipstream tokens create NAME`)"
+
+
 def _check(response: httpx.Response) -> httpx.Response:
-    if response.status_code in (401, 403):
-        try:
-            message = response.json().get("message", response.text)
-        except ValueError:
-            message = response.text
-        hint = (
-            ""
-            if response.status_code == 403
-            else (" (set SLIPSTREAM_API_TOKEN or create one: `slipstream tokens create NAME`)")
-        )
-        cls = Unauthorized if response.status_code == 401 else Forbidden
-        raise cls(f"{response.request.url.path}: {message}{hint}")
-    return _ClientCore._check(response)
+    """The shared status mapping, plus where to get a token when the server wants one."""
+    try:
+        return _ClientCore._check(response)
+    except Unauthorized as exc:
+        raise Unauthorized(exc.message + _TOKEN_HINT) from None
 
 
 def _spec_body(spec: JobSpec | dict[str, Any]) -> dict[str, Any]:

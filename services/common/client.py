@@ -19,10 +19,12 @@ from tenacity import (
 from services.common.errors import (
     BadRequest,
     Conflict,
+    Forbidden,
     NotFound,
     NotReady,
     Overloaded,
     SlipstreamError,
+    Unauthorized,
     UpstreamError,
 )
 
@@ -32,6 +34,8 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 _BY_STATUS: dict[int, type[SlipstreamError]] = {
     400: BadRequest,
+    401: Unauthorized,
+    403: Forbidden,
     404: NotFound,
     409: Conflict,
     422: BadRequest,

@@ -30,6 +30,20 @@ class SlipstreamError(Exception):
         return ErrorBody(error=self.error, message=self.message, field=self.field)
 
 
+class Unauthorized(SlipstreamError):
+    """No credentials, or credentials the service does not know."""
+
+    status_code = 401
+    error = "unauthorized"
+
+
+class Forbidden(SlipstreamError):
+    """Valid credentials that do not allow this action."""
+
+    status_code = 403
+    error = "forbidden"
+
+
 class NotFound(SlipstreamError):
     status_code = 404
     error = "not_found"
